@@ -1,0 +1,76 @@
+"""Command line: a thin layer over the library; domain errors become one-line messages and exit codes.
+
+Exit codes: 0 success, 1 a gate failed (non-conformant server, findings),
+2 usage or configuration error (with a one-line reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalcore import __version__
+from evalcore.errors import ConfigError, EvalcoreError
+
+DEFAULT_DB = Path("data/evals.duckdb")
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one line instead of a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError(f"{self.prog}: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m evalcore", description="Evaluate MCP servers for protocol revision 2026-07-28.")
+    parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    conformance = commands.add_parser("conformance", help="Layer 0: deterministic protocol conformance checks (no model)")
+    target = conformance.add_mutually_exclusive_group(required=True)
+    target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
+    target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")
+    conformance.add_argument("--runs", type=int, default=5, help="runs per check; a check passes only at runs/runs (default 5)")
+    conformance.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    conformance.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
+    conformance.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to record the run in (default {DEFAULT_DB})")
+    conformance.add_argument("--no-db", action="store_true", help="do not record the run")
+    conformance.add_argument(
+        "--call-tools",
+        choices=("readonly", "all", "none"),
+        default="readonly",
+        help="which tools to call with schema-built arguments: those annotated readOnlyHint (default), all, or none",
+    )
+    conformance.add_argument("--timeout", type=float, default=10.0, help="seconds allowed for each answer (default 10)")
+    conformance.add_argument("--deadline", type=float, default=300.0, help="seconds allowed for the whole suite (default 300)")
+    conformance.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
+    conformance.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
+
+    scan = commands.add_parser("migrate-scan", help="find pre-2026 MCP patterns in test code and say what replaces them")
+    scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "conformance":
+            from evalcore.commands.conformance import run_conformance_command
+
+            return run_conformance_command(args)
+        if args.command == "migrate-scan":
+            from evalcore.commands.migrate_scan import run_migrate_scan_command
+
+            return run_migrate_scan_command(args)
+        raise ConfigError(f"unknown command {args.command!r}")
+    except EvalcoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,177 @@
+"""I/O layer: a stateless MCP 2026-07-28 client over any `Transport`, keeping every exchange.
+
+Each call builds a self-contained request (`_meta` with version, capabilities,
+client info and a fresh `traceparent`; the standard headers on HTTP), sends it
+and returns an `Exchange`: what was sent and exactly what came back. Callers
+may override headers or `_meta` to send deliberately wrong requests, which is
+what the conformance checks do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcore import __version__
+from evalcore.protocol import constants as c
+from evalcore.protocol.envelope import build_meta, build_notification, build_request, standard_headers
+from evalcore.protocol.tracecontext import new_traceparent
+from evalcore.transport.base import JsonObject, Limits, RequestId, Transport, WireFailure, WireResponse
+
+CLIENT_INFO = {"name": "evalcore", "version": __version__}
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One call: the request as sent (last attempt) and the wire answer it got."""
+
+    method: str
+    request: JsonObject | None  # None when raw bytes were sent
+    request_headers: Mapping[str, str]
+    http_method: str
+    wire: WireResponse
+    request_ids: tuple[RequestId, ...] = field(default=())  # one per attempt; a cut stream is re-issued with a new id
+
+    @property
+    def response(self) -> JsonObject | None:
+        return self.wire.response
+
+    @property
+    def result(self) -> JsonObject | None:
+        result = (self.wire.response or {}).get("result")
+        return result if isinstance(result, dict) else None
+
+    @property
+    def error(self) -> JsonObject | None:
+        error = (self.wire.response or {}).get("error")
+        return error if isinstance(error, dict) else None
+
+    @property
+    def error_code(self) -> int | None:
+        code = (self.error or {}).get("code")
+        return code if isinstance(code, int) else None
+
+    @property
+    def status(self) -> int | None:
+        return self.wire.status
+
+    @property
+    def failure(self) -> WireFailure | None:
+        return self.wire.failure
+
+    def header(self, name: str) -> str | None:
+        return self.wire.headers.get(name.lower())
+
+    def describe(self) -> str:
+        """A one-line account of what came back, for check details."""
+        parts = [f"{self.method}:"]
+        if self.status is not None:
+            parts.append(f"HTTP {self.status}")
+        if self.failure is not None:
+            parts.append(str(self.failure))
+        elif self.error is not None:
+            parts.append(f"error {self.error_code} {str(self.error.get('message', ''))[:100]!r}")
+        elif self.result is not None:
+            parts.append("result")
+        elif not self.wire.body:
+            parts.append("empty body")
+        return " ".join(parts)
+
+
+class McpClient:
+    """A 2026-07-28 client: no handshake, every request carries its own context."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_capabilities: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.transport = transport
+        self.client_capabilities = dict(client_capabilities or {})
+        self.limits = limits or Limits()
+        self._ids = itertools.count(1)
+
+    def meta(self, **overrides: Any) -> JsonObject:
+        """The `_meta` a conforming request carries, with a fresh traceparent."""
+        return build_meta(
+            protocol_version=overrides.get("protocol_version", c.PROTOCOL_VERSION),
+            client_capabilities=overrides.get("client_capabilities", self.client_capabilities),
+            client_info=CLIENT_INFO,
+            traceparent=new_traceparent(),
+        )
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = _UNSET,
+        headers: Mapping[str, str | None] | None = None,
+        protocol_version: str = c.PROTOCOL_VERSION,
+    ) -> Exchange:
+        """Send a request; `meta=None` omits `_meta`; a header mapped to None is left out.
+
+        A response stream that breaks before the response arrives is re-issued
+        with a NEW request id (2026-07-28 has no resumption), at most
+        `limits.max_stream_retries` times.
+        """
+        ids: list[RequestId] = []
+        while True:
+            request_id = next(self._ids)
+            ids.append(request_id)
+            request_meta = self.meta(protocol_version=protocol_version) if meta is _UNSET else meta
+            message = build_request(method, params, request_id, request_meta)
+            exchange = await self._send(method, message, headers, protocol_version, request_id)
+            failure = exchange.failure
+            if failure is None or failure.kind != "stream_cut" or len(ids) > self.limits.max_stream_retries:
+                return Exchange(exchange.method, exchange.request, exchange.request_headers, exchange.http_method, exchange.wire, tuple(ids))
+
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None = None, *, headers: Mapping[str, str | None] | None = None
+    ) -> Exchange:
+        message = build_notification(method, params, self.meta())
+        return await self._send(method, message, headers, c.PROTOCOL_VERSION, None)
+
+    async def send_raw(
+        self, body: bytes, *, headers: Mapping[str, str], http_method: str = "POST", expect_id: RequestId | None = None, label: str = "raw"
+    ) -> Exchange:
+        """Send bytes as they are (GET/DELETE probes, malformed bodies)."""
+        wire = await self.transport.send(body, headers=headers, expect_id=expect_id, http_method=http_method)
+        return Exchange(label, None, dict(headers), http_method, wire)
+
+    async def _send(
+        self,
+        method: str,
+        message: JsonObject,
+        header_overrides: Mapping[str, str | None] | None,
+        protocol_version: str,
+        expect_id: RequestId | None,
+    ) -> Exchange:
+        headers: dict[str, str] = standard_headers(message, protocol_version)
+        for name, value in (header_overrides or {}).items():
+            for existing in [key for key in headers if key.lower() == name.lower()]:
+                del headers[existing]
+            if value is not None:
+                headers[name] = value
+        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        wire = await self.transport.send(body, headers=headers, expect_id=expect_id, http_method="POST")
+        return Exchange(method, message, headers, "POST", wire, (expect_id,) if expect_id is not None else ())
+
+    # Conveniences for the everyday calls.
+    async def discover(self) -> Exchange:
+        return await self.request("server/discover")
+
+    async def list_tools(self) -> Exchange:
+        return await self.request("tools/list")
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Exchange:
+        return await self.request("tools/call", {"name": name, "arguments": dict(arguments or {})})
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()

@@ -1,0 +1,20 @@
+"""Command: `python -m evalcore migrate-scan PATH...` — list pre-2026 patterns; exit 1 when any is found."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalcore.errors import ConfigError
+from evalcore.migrate_scan import scan_paths
+
+
+def run_migrate_scan_command(args: argparse.Namespace) -> int:
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    findings = scan_paths(args.paths)
+    for finding in findings:
+        print(finding)
+    files = len({f.path for f in findings})
+    print(f"{len(findings)} pre-2026-07-28 patterns in {files} files" if findings else "no pre-2026-07-28 patterns found")
+    return 1 if findings else 0

@@ -1,0 +1,14 @@
+"""Pure-ish logic: the conformance checks, one module per family (importing registers them)."""
+
+from evalcore.conformance.checks import (  # noqa: F401
+    cache_fields,
+    discover,
+    error_codes,
+    headers,
+    http_semantics,
+    list_order,
+    meta_validation,
+    removed_methods,
+    result_type,
+    schema_2020_12,
+)

@@ -1,0 +1,223 @@
+"""Orchestration support: the per-run context checks share (client, exchange log, memoised fetches).
+
+Each run of the suite gets a fresh context, so the fetches a check relies on
+(discover, the lists, one call per tool) are made again in every run and a
+flaky server shows up as a pass rate below runs/runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evalcore.client import Exchange, McpClient
+from evalcore.protocol import constants as c
+from evalcore.protocol.schemas import example_arguments
+
+ToolPolicy = Literal["readonly", "all", "none"]
+MAX_PAGES = 50
+
+LIST_KEYS = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+LIST_CAPABILITY = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """All pages of one list method: its items and the exchanges that fetched them."""
+
+    method: str
+    items: list[dict[str, Any]]
+    exchanges: list[Exchange]
+    problem: str | None  # why the listing is incomplete, if it is
+
+    def names(self) -> list[str]:
+        key = "uri" if self.method in ("resources/list",) else "uriTemplate" if self.method == "resources/templates/list" else "name"
+        return [str(item.get(key)) for item in self.items]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    tool: dict[str, Any]
+    arguments: dict[str, Any]
+    exchange: Exchange
+
+
+class RunContext:
+    """What one run of the suite has seen so far, and how to ask for more."""
+
+    def __init__(self, client: McpClient, tool_policy: ToolPolicy = "readonly") -> None:
+        self.client = client
+        self.kind = client.transport.kind
+        self.tool_policy = tool_policy
+        self.exchanges: list[Exchange] = []
+        self._memo: dict[str, Any] = {}
+        self.nonce = secrets.token_hex(4)  # unique names for things that must not exist
+
+    @property
+    def is_http(self) -> bool:
+        return self.kind == "http"
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
+        exchange = await self.client.request(method, params, **options)
+        self.exchanges.append(exchange)
+        return exchange
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
+        exchange = await self.client.notify(method, params, **options)
+        self.exchanges.append(exchange)
+        return exchange
+
+    async def send_raw(self, body: bytes, **options: Any) -> Exchange:
+        exchange = await self.client.send_raw(body, **options)
+        self.exchanges.append(exchange)
+        return exchange
+
+    async def discover(self) -> Exchange:
+        if "discover" not in self._memo:
+            self._memo["discover"] = await self.request("server/discover")
+        exchange: Exchange = self._memo["discover"]
+        return exchange
+
+    async def capabilities(self) -> dict[str, Any]:
+        result = (await self.discover()).result or {}
+        capabilities = result.get("capabilities")
+        return capabilities if isinstance(capabilities, dict) else {}
+
+    async def supports(self, method: str) -> bool:
+        """Whether discover advertises the capability behind a list method (tools are assumed)."""
+        capability = LIST_CAPABILITY.get(method, "tools")
+        return capability == "tools" or capability in await self.capabilities()
+
+    async def listing(self, method: str, *, fresh: bool = False) -> Listing:
+        """Every page of `method` (memoised per run unless `fresh`)."""
+        key = f"list:{method}"
+        if fresh or key not in self._memo:
+            listing = await self._fetch_all_pages(method)
+            if fresh:
+                return listing
+            self._memo[key] = listing
+        cached: Listing = self._memo[key]
+        return cached
+
+    async def _fetch_all_pages(self, method: str) -> Listing:
+        items: list[dict[str, Any]] = []
+        exchanges: list[Exchange] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            exchange = await self.request(method, {"cursor": cursor} if cursor else None)
+            exchanges.append(exchange)
+            result = exchange.result
+            if result is None:
+                return Listing(method, items, exchanges, exchange.describe())
+            page = result.get(LIST_KEYS[method])
+            if not isinstance(page, list):
+                return Listing(method, items, exchanges, f"{method} result has no {LIST_KEYS[method]} array")
+            items.extend(item for item in page if isinstance(item, dict))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return Listing(method, items, exchanges, None)
+        return Listing(method, items, exchanges, f"{method} still paginating after {MAX_PAGES} pages")
+
+    async def tools(self) -> list[dict[str, Any]]:
+        return (await self.listing("tools/list")).items
+
+    def may_call(self, tool: Mapping[str, Any]) -> bool:
+        """Whether the tool policy allows calling this tool with made-up arguments."""
+        if self.tool_policy == "all":
+            return True
+        annotations = tool.get("annotations")
+        return self.tool_policy == "readonly" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+
+    async def tool_calls(self) -> list[ToolCall]:
+        """One call per callable tool with arguments built from its inputSchema (memoised per run)."""
+        if "tool_calls" not in self._memo:
+            calls = []
+            for tool in await self.tools():
+                if not self.may_call(tool) or not isinstance(tool.get("name"), str):
+                    continue
+                schema = tool.get("inputSchema")
+                arguments = example_arguments(schema) if isinstance(schema, dict) else {}
+                exchange = await self.request("tools/call", {"name": tool["name"], "arguments": arguments})
+                calls.append(ToolCall(tool, arguments, exchange))
+            self._memo["tool_calls"] = calls
+        result: list[ToolCall] = self._memo["tool_calls"]
+        return result
+
+    async def named_target(self) -> tuple[str, dict[str, Any]] | None:
+        """A side-effect-free request that carries an `Mcp-Name` (for header checks)."""
+        for tool in await self.tools():
+            annotations = tool.get("annotations")
+            if self.tool_policy != "none" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
+                schema = tool.get("inputSchema")
+                return "tools/call", {"name": tool["name"], "arguments": example_arguments(schema) if isinstance(schema, dict) else {}}
+        if await self.supports("prompts/list"):
+            prompts = (await self.listing("prompts/list")).items
+            if prompts:
+                arguments = {a["name"]: "example" for a in prompts[0].get("arguments", []) or [] if isinstance(a, dict) and a.get("required")}
+                return "prompts/get", {"name": prompts[0].get("name"), "arguments": arguments}
+        if await self.supports("resources/list"):
+            resources = (await self.listing("resources/list")).items
+            if resources:
+                return "resources/read", {"uri": resources[0].get("uri")}
+        return None
+
+    async def sample_results(self) -> list[tuple[str, Exchange]]:
+        """One exchange for every kind of result the server offers: discover, lists, calls, gets, reads."""
+        if "samples" not in self._memo:
+            samples: list[tuple[str, Exchange]] = [("server/discover", await self.discover())]
+            for method in LIST_KEYS:
+                if await self.supports(method):
+                    listing = await self.listing(method)
+                    samples.extend((method, exchange) for exchange in listing.exchanges)
+            samples.extend(("tools/call", call.exchange) for call in await self.tool_calls())
+            read = await self.first_resource_read()
+            if read is not None:
+                samples.append(("resources/read", read))
+            if await self.supports("prompts/list"):
+                prompts = (await self.listing("prompts/list")).items
+                if prompts and isinstance(prompts[0].get("name"), str):
+                    arguments = {a["name"]: "example" for a in prompts[0].get("arguments", []) or [] if isinstance(a, dict) and a.get("required")}
+                    samples.append(("prompts/get", await self.request("prompts/get", {"name": prompts[0]["name"], "arguments": arguments})))
+            self._memo["samples"] = samples
+        result: list[tuple[str, Exchange]] = self._memo["samples"]
+        return result
+
+    async def first_resource_read(self) -> Exchange | None:
+        if "read" not in self._memo:
+            exchange = None
+            if await self.supports("resources/list"):
+                resources = (await self.listing("resources/list")).items
+                if resources and isinstance(resources[0].get("uri"), str):
+                    exchange = await self.request("resources/read", {"uri": resources[0]["uri"]})
+            self._memo["read"] = exchange
+        read: Exchange | None = self._memo["read"]
+        return read
+
+    async def supported_versions(self) -> list[str]:
+        versions = ((await self.discover()).result or {}).get("supportedVersions")
+        return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+
+
+def error_shape(exchange: Exchange, code: int, *, http_status: int | None, is_http: bool) -> str | None:
+    """Why `exchange` is not the expected JSON-RPC error (and HTTP status, on HTTP); None if it is."""
+    if exchange.failure is not None:
+        return f"expected error {code}, got {exchange.describe()}"
+    if exchange.error_code != code:
+        retired = c.RETIRED_ERROR_CODES.get(exchange.error_code or 0)
+        got = exchange.describe() + (f" ({exchange.error_code} is retired: {retired})" if retired else "")
+        return f"expected error {code}, got {got}"
+    if is_http and http_status is not None and exchange.status != http_status:
+        return f"error {code} came with HTTP {exchange.status}, expected {http_status}"
+    return None

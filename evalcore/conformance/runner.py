@@ -1,0 +1,184 @@
+"""Orchestration: run every conformance check `runs` times against one server and reduce to a report.
+
+A check passes only at runs/runs (hard gate). A server that stops answering
+fails the checks of that run with the reason; the harness itself never hangs
+(every request is bounded, and the whole suite has a deadline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from evalcore import __version__
+from evalcore.client import McpClient
+from evalcore.conformance.context import RunContext, ToolPolicy
+from evalcore.conformance.registry import Check, Outcome, Verdict, all_checks
+from evalcore.errors import TargetError
+from evalcore.fingerprint import server_fingerprint
+from evalcore.protocol.constants import PROTOCOL_VERSION
+from evalcore.transport.base import Limits, Transport
+from evalcore.transport.http import HttpTransport
+from evalcore.transport.stdio import StdioTransport
+
+
+@dataclass(frozen=True)
+class Target:
+    """The server under test: an HTTP endpoint or a command speaking stdio."""
+
+    url: str | None = None
+    stdio: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.stdio is None):
+            raise ValueError("give exactly one of url or stdio")
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def __str__(self) -> str:
+        return self.url or f"stdio: {self.stdio}"
+
+    def open(self, limits: Limits) -> Transport:
+        if self.url is not None:
+            return HttpTransport(self.url, limits)
+        assert self.stdio is not None
+        return StdioTransport(self.stdio, limits)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    id: str
+    family: str
+    title: str
+    spec: str
+    level: str
+    passes: int
+    runs: int
+    verdict: Outcome  # pass | fail | skip | error
+    detail: str
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+
+@dataclass(frozen=True)
+class SuiteReport:
+    target: str
+    transport: str
+    runs: int
+    tool_policy: str
+    started_at: datetime
+    duration_s: float
+    server_fingerprint: str | None
+    server_name: str | None
+    checks: tuple[CheckReport, ...]
+    protocol_version: str = PROTOCOL_VERSION
+    evalcore_version: str = __version__
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        """Every check that applies passed in every run (skips do not count either way)."""
+        return all(check.verdict in ("pass", "skip") for check in self.checks) and any(c.verdict == "pass" for c in self.checks)
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+async def run_suite(
+    target: Target,
+    *,
+    runs: int = 5,
+    limits: Limits | None = None,
+    tool_policy: ToolPolicy = "readonly",
+    deadline_s: float = 120.0,
+    only: Callable[[Check], bool] | None = None,
+) -> SuiteReport:
+    """Run the suite; raises TargetError only when the server cannot be reached or started at all."""
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    limits = limits or Limits()
+    checks = [c for c in all_checks() if only is None or only(c)]
+    started_at = datetime.now(timezone.utc)
+    started = time.perf_counter()
+    outcomes: dict[str, list[Verdict]] = {check.id: [] for check in checks}
+    fingerprint = server_name = None
+    notes: list[str] = []
+    transport = target.open(limits)
+    client = McpClient(transport, limits=limits)
+    try:
+        async with asyncio.timeout(deadline_s):
+            for run_index in range(runs):
+                ctx = RunContext(client, tool_policy)
+                discover = await ctx.discover()
+                if run_index == 0 and discover.failure is not None and discover.failure.kind in ("connect", "closed"):
+                    raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
+                if discover.failure is not None:
+                    for check in checks:
+                        outcomes[check.id].append(Verdict("fail", f"server did not answer server/discover: {discover.failure}"))
+                    continue
+                for check in sorted(checks, key=lambda c: c.scan):  # scans judge what the others sent
+                    outcomes[check.id].append(await _run_one(check, ctx))
+                if fingerprint is None:
+                    fingerprint = server_fingerprint(discover.result, await ctx.tools())
+                    server_name = _server_name(discover.result)
+    except TimeoutError:
+        notes.append(f"suite deadline of {deadline_s:g}s reached; checks not run in time are failed")
+        for verdicts in outcomes.values():
+            verdicts.extend(Verdict("fail", f"not run: suite deadline of {deadline_s:g}s reached") for _ in range(runs - len(verdicts)))
+    finally:
+        await client.aclose()
+    reports = tuple(_reduce(check, outcomes[check.id], runs) for check in checks)
+    return SuiteReport(
+        target=str(target),
+        transport=target.transport,
+        runs=runs,
+        tool_policy=tool_policy,
+        started_at=started_at,
+        duration_s=time.perf_counter() - started,
+        server_fingerprint=fingerprint,
+        server_name=server_name,
+        checks=reports,
+        notes=tuple(notes),
+    )
+
+
+async def _run_one(check: Check, ctx: RunContext) -> Verdict:
+    if check.http_only and not ctx.is_http:
+        return Verdict("skip", "HTTP only; not applicable over stdio")
+    try:
+        return await check.function(ctx)
+    except Exception as exc:  # a bug in the harness, not a server defect: say so plainly
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        return Verdict("error", f"harness error in {check.id} ({type(exc).__name__}: {exc} at {frame.filename}:{frame.lineno}); please report it")
+
+
+def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
+    judged = [v for v in verdicts if v.outcome != "skip"]
+    passes = sum(1 for v in judged if v.outcome == "pass")
+    bad = next((v for v in judged if v.outcome in ("error", "fail")), None)
+    if not judged:
+        verdict: Outcome = "skip"
+        detail = verdicts[0].detail if verdicts else "not run"
+    elif bad is not None:
+        verdict = "error" if any(v.outcome == "error" for v in judged) else "fail"
+        bad = next(v for v in judged if v.outcome == verdict)
+        detail = bad.detail if len(judged) - passes == len(judged) else f"{bad.detail} (failed {len(judged) - passes} of {len(judged)} runs)"
+    else:
+        verdict, detail = "pass", judged[-1].detail
+    return CheckReport(check.id, check.family, check.title, check.spec, check.level, passes, len(judged) if judged else runs, verdict, detail)
+
+
+def _server_name(discover_result: dict[str, object] | None) -> str | None:
+    meta = (discover_result or {}).get("_meta")
+    info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
+    if isinstance(info, dict) and isinstance(info.get("name"), str):
+        return f"{info['name']} {info.get('version', '')}".strip()
+    return None

@@ -1,0 +1,1 @@
+"""I/O layer: the DuckDB results store. All SQL of evalcore lives in this package."""

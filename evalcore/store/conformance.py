@@ -1,0 +1,64 @@
+"""I/O layer: record and read Layer 0 conformance runs."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evalcore.conformance.runner import SuiteReport
+from evalcore.errors import StoreError
+from evalcore.store.db import connect
+
+
+def record_conformance_run(path: Path, report: SuiteReport) -> str:
+    """Store one suite report in a single transaction; returns its run id."""
+    run_id = uuid.uuid4().hex[:12]
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            connection.execute(
+                "INSERT INTO conformance_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    run_id,
+                    report.started_at,
+                    report.target,
+                    report.transport,
+                    report.protocol_version,
+                    report.runs,
+                    report.passed,
+                    report.duration_s,
+                    report.tool_policy,
+                    report.server_name,
+                    report.server_fingerprint,
+                    report.evalcore_version,
+                ],
+            )
+            connection.executemany(
+                "INSERT INTO conformance_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [[run_id, c.id, c.family, c.title, c.spec, c.level, c.passes, c.runs, c.verdict, c.detail] for c in report.checks],
+            )
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot record the conformance run in {path}: {exc}") from exc
+    return run_id
+
+
+def latest_conformance_run(path: Path, target: str | None = None) -> dict[str, Any] | None:
+    """The newest recorded run (optionally for one target) with its checks."""
+    with connect(path, read_only=True) as connection:
+        row = connection.execute(
+            "SELECT run_id, started_at, target, passed, server_fingerprint FROM conformance_runs "
+            "WHERE ? IS NULL OR target = ? ORDER BY started_at DESC LIMIT 1",
+            [target, target],
+        ).fetchone()
+        if row is None:
+            return None
+        checks = connection.execute(
+            "SELECT check_id, passes, runs, verdict, detail FROM conformance_checks WHERE run_id = ? ORDER BY check_id", [row[0]]
+        ).fetchall()
+    keys = ("run_id", "started_at", "target", "passed", "server_fingerprint")
+    return {**dict(zip(keys, row)), "checks": [dict(zip(("check_id", "passes", "runs", "verdict", "detail"), c)) for c in checks]}

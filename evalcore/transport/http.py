@@ -1,0 +1,182 @@
+"""Transport layer: Streamable HTTP (one endpoint, POST, JSON or SSE answers) over httpx.
+
+Keeps the raw exchange (status, headers, body) and bounds time, size and event
+count, so a hostile server produces a `WireFailure`, never a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from typing import Literal
+
+import httpx
+
+from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse, find_response
+from evalcore.transport.sse import SseDecoder
+
+
+class HttpTransport:
+    """Sends each message as its own POST (or another HTTP method for negative checks)."""
+
+    kind: Literal["http", "stdio"] = "http"
+
+    def __init__(self, url: str, limits: Limits | None = None) -> None:
+        self.target = url
+        self.limits = limits or Limits()
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout),
+            follow_redirects=False,
+            trust_env=False,  # never route loopback traffic through a proxy from the environment
+        )
+
+    async def send(
+        self,
+        body: bytes,
+        *,
+        headers: Mapping[str, str],
+        expect_id: RequestId | None,
+        http_method: str = "POST",
+    ) -> WireResponse:
+        started = time.perf_counter()
+        reader = _BodyReader(self.limits, expect_id)
+        try:
+            async with asyncio.timeout(self.limits.connect_timeout + self.limits.read_timeout):
+                request = self._client.build_request(http_method, self.target, content=body or None, headers=dict(headers))
+                response = await self._client.send(request, stream=True)
+                try:
+                    reader.start(response)
+                    async for chunk in response.aiter_raw():
+                        if reader.feed(chunk):
+                            break
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            reader.fail("timeout", f"no complete answer within {self.limits.read_timeout:g}s")
+        except httpx.ConnectError as exc:
+            reader.fail("connect", f"cannot connect to {self.target}: {_reason(exc)}")
+        except httpx.TimeoutException as exc:
+            reader.fail("timeout", f"{type(exc).__name__} after {self.limits.read_timeout:g}s")
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            reader.fail("stream_cut", f"connection closed mid-answer: {_reason(exc)}")
+        except httpx.HTTPError as exc:
+            reader.fail("protocol", f"{type(exc).__name__}: {_reason(exc)}")
+        return reader.finish((time.perf_counter() - started) * 1000)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class _BodyReader:
+    """Accumulates one HTTP answer under the limits and decodes its JSON-RPC messages."""
+
+    def __init__(self, limits: Limits, expect_id: RequestId | None) -> None:
+        self.limits = limits
+        self.expect_id = expect_id
+        self.status: int | None = None
+        self.headers: dict[str, str] = {}
+        self.body = bytearray()
+        self.messages: list[JsonObject] = []
+        self.failure: WireFailure | None = None
+        self.events = 0
+        self._sse: SseDecoder | None = None
+        self._utf8 = _Utf8Stream()
+
+    def start(self, response: httpx.Response) -> None:
+        self.status = response.status_code
+        self.headers = {name.lower(): value for name, value in response.headers.items()}
+        if _media_type(self.headers.get("content-type", "")) == "text/event-stream":
+            self._sse = SseDecoder()
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take one chunk; True when reading should stop (response found or a limit hit)."""
+        if len(self.body) + len(chunk) > self.limits.max_response_bytes:
+            self.body.extend(chunk[: self.limits.max_response_bytes - len(self.body)])
+            self.fail("too_large", f"answer exceeds {self.limits.max_response_bytes} bytes")
+            return True
+        self.body.extend(chunk)
+        if self._sse is None:
+            return False
+        for event in self._sse.feed(self._utf8.decode(chunk)):
+            self.events += 1
+            if self.events > self.limits.max_sse_events:
+                self.fail("too_many_events", f"SSE stream exceeds {self.limits.max_sse_events} events")
+                return True
+            if not event.data.strip():
+                continue
+            try:
+                decoded = json.loads(event.data)
+            except ValueError:
+                self.fail("bad_json", f"SSE event {self.events} is not JSON: {event.data[:80]!r}")
+                return True
+            self.messages.extend(_as_messages(decoded))
+            if find_response(self.messages, self.expect_id) is not None:
+                return True  # the stream ends with the response; stop reading there
+        return False
+
+    def fail(self, kind: str, detail: str) -> None:
+        if self.failure is None:
+            self.failure = WireFailure(kind, detail)  # type: ignore[arg-type]
+
+    def finish(self, elapsed_ms: float) -> WireResponse:
+        if self._sse is None and self.body and self.failure is None:
+            self._decode_json_body()
+        response = find_response(self.messages, self.expect_id)
+        if response is None and self.expect_id is not None and self.failure is None and self.status is not None:
+            if self._sse is not None:
+                self.fail("stream_cut", f"SSE stream ended after {self.events} events without the response")
+            elif not self.body:
+                self.fail("protocol", f"HTTP {self.status} with an empty body where a JSON-RPC response was due")
+            else:
+                self.fail("protocol", f"HTTP {self.status} body holds no JSON-RPC response with id {self.expect_id!r}")
+        return WireResponse(
+            status=self.status,
+            headers=self.headers,
+            body=bytes(self.body),
+            messages=tuple(self.messages),
+            response=response,
+            failure=self.failure,
+            elapsed_ms=elapsed_ms,
+            sse_events=self.events,
+        )
+
+    def _decode_json_body(self) -> None:
+        # Decoded whatever the Content-Type says: a mislabelled body is judged by
+        # the content-type check, while the other checks still see its messages.
+        try:
+            decoded = json.loads(self.body)
+        except ValueError:
+            if self.expect_id is not None and _media_type(self.headers.get("content-type", "")) == "application/json":
+                self.fail("bad_json", f"HTTP {self.status} body is not JSON: {bytes(self.body[:80])!r}")
+            return
+        self.messages.extend(_as_messages(decoded))
+
+
+class _Utf8Stream:
+    """Decodes UTF-8 across chunk boundaries, replacing invalid bytes."""
+
+    def __init__(self) -> None:
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def decode(self, chunk: bytes) -> str:
+        return self._decoder.decode(chunk)
+
+
+def _as_messages(decoded: object) -> list[JsonObject]:
+    if isinstance(decoded, dict):
+        return [decoded]
+    if isinstance(decoded, list):
+        return [item for item in decoded if isinstance(item, dict)]
+    return []
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__

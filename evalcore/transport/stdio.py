@@ -1,0 +1,167 @@
+"""Transport layer: stdio (a subprocess speaking newline-delimited JSON-RPC).
+
+One long-lived child process; a reader task routes each line to the request
+whose id it answers. Lines are bounded in size, every wait is bounded in time,
+and stderr is drained into a small tail kept for error messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from evalcore.errors import TargetError
+from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse
+
+
+class StdioTransport:
+    """Starts `command` once and exchanges JSON-RPC lines with it."""
+
+    kind: Literal["http", "stdio"] = "stdio"
+
+    def __init__(self, command: str | Sequence[str], limits: Limits | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise TargetError("the --stdio command is empty; give the command that starts your server")
+        self.target = command if isinstance(command, str) else shlex.join(command)
+        self.limits = limits or Limits()
+        self._env = dict(env) if env is not None else None
+        self._process: asyncio.subprocess.Process | None = None
+        self._pending: dict[RequestId, asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]]] = {}
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._dead: WireFailure | None = None
+        self.unsolicited: list[JsonObject] = []  # notifications and server requests, kept for checks
+
+    async def start(self) -> None:
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, **self._env} if self._env is not None else None,
+                limit=self.limits.max_response_bytes,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
+        self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
+
+    async def send(
+        self,
+        body: bytes,
+        *,
+        headers: Mapping[str, str],
+        expect_id: RequestId | None,
+        http_method: str = "POST",
+    ) -> WireResponse:
+        del headers, http_method  # no HTTP on stdio
+        if self._process is None:
+            await self.start()
+        started = time.perf_counter()
+        if self._dead is not None:
+            return _wire(b"", None, self._dead, started)
+        future: asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]] | None = None
+        if expect_id is not None:
+            future = asyncio.get_running_loop().create_future()
+            self._pending[expect_id] = future
+        try:
+            assert self._process is not None and self._process.stdin is not None
+            self._process.stdin.write(body.replace(b"\n", b" ") + b"\n")
+            await asyncio.wait_for(self._process.stdin.drain(), self.limits.connect_timeout)
+        except (ConnectionError, TimeoutError) as exc:
+            self._pending.pop(expect_id, None) if expect_id is not None else None
+            return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
+        if future is None:
+            return _wire(b"", None, None, started)
+        try:
+            line, message, failure = await asyncio.wait_for(future, self.limits.read_timeout)
+        except TimeoutError:
+            return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{self._tail()}"), started)
+        finally:
+            self._pending.pop(expect_id, None)
+        return _wire(line, message, failure, started)
+
+    async def _read_stdout(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        stdout = self._process.stdout
+        while True:
+            try:
+                line = await stdout.readline()
+            except ValueError:  # asyncio's LimitOverrunError surfaces as ValueError from readline
+                self._kill_all(WireFailure("too_large", f"a stdout line exceeds {self.limits.max_response_bytes} bytes"))
+                return
+            if not line:
+                code = await self._process.wait()
+                self._kill_all(WireFailure("closed", f"server process exited with code {code}{self._tail()}"))
+                return
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                # Only protocol messages may appear on stdout; garbage answers nobody,
+                # so fail whatever is waiting rather than let it time out.
+                self._fail_pending(WireFailure("bad_json", f"server wrote a non-JSON line to stdout: {line[:80]!r}"), line)
+                continue
+            if not isinstance(message, dict):
+                self._fail_pending(WireFailure("bad_json", f"stdout line is JSON but not an object: {line[:80]!r}"), line)
+                continue
+            future = self._pending.get(message.get("id")) if ("result" in message or "error" in message) else None
+            if future is not None and not future.done():
+                future.set_result((line, message, None))
+            else:
+                self.unsolicited.append(message)
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        with contextlib.suppress(ValueError):
+            async for raw in self._process.stderr:
+                self._stderr_tail.append(raw.decode("utf-8", "replace").rstrip()[:300])
+
+    def _fail_pending(self, failure: WireFailure, line: bytes) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result((line, None, failure))
+
+    def _kill_all(self, failure: WireFailure) -> None:
+        self._dead = failure
+        self._fail_pending(failure, b"")
+
+    def _tail(self) -> str:
+        return f" (stderr: {self._stderr_tail[-1]})" if self._stderr_tail else ""
+
+    async def aclose(self) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), 2)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _wire(line: bytes, message: JsonObject | None, failure: WireFailure | None, started: float) -> WireResponse:
+    return WireResponse(
+        status=None,
+        headers={},
+        body=line,
+        messages=(message,) if message is not None else (),
+        response=message,
+        failure=failure,
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
