@@ -19,10 +19,17 @@ async def _expect_removed(ctx: RunContext, method: str, params: dict[str, object
     return passed(f"{method}: -32601" + (" / HTTP 404" if ctx.is_http else ""))
 
 
-@check("removed_methods.initialize", title="initialize answers -32601 (HTTP 404) and opens no session", spec=SPEC)
+@check("removed_methods.initialize", title="initialize is refused (HTTP: 404 -32601) and opens no session", spec="docs/specification/2026-07-28/basic/versioning.mdx")
 async def initialize(ctx: RunContext) -> Verdict:
     params = {"protocolVersion": c.PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "evalcore", "version": "0"}}
-    return await _expect_removed(ctx, "initialize", params)
+    if ctx.is_http:
+        return await _expect_removed(ctx, "initialize", params)
+    # On stdio the spec leaves the error code to the implementation (versioning.mdx,
+    # compatibility matrix); what matters is that the handshake is refused.
+    exchange = await ctx.request("initialize", params)
+    if exchange.error is None:
+        return failed(f"initialize must be refused with a JSON-RPC error by a 2026-07-28-only server; got {exchange.describe()}")
+    return passed(f"refused with {exchange.error_code}")
 
 
 @check("removed_methods.ping", title="ping answers -32601 (HTTP 404)", spec=SPEC)

@@ -1,0 +1,36 @@
+"""A deliberately broken stdio "MCP server": `python tests/hostile_stdio.py MODE`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def main(mode: str) -> None:
+    if mode == "exit":
+        print("fatal: config file missing", file=sys.stderr, flush=True)
+        sys.exit(3)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        if mode == "hang":
+            time.sleep(60)
+        elif mode == "garbage":
+            sys.stdout.write("Starting server... done!\n")
+        elif mode == "huge":
+            sys.stdout.write('{"jsonrpc":"2.0","id":' + json.dumps(request["id"]) + ',"result":{"x":"' + "a" * 2_000_000 + '"}}\n')
+        elif mode == "ok":
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}) + "\n")
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}}) + "\n")
+        elif mode == "die-after-one":
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}}) + "\n")
+            sys.stdout.flush()
+            print("crashed", file=sys.stderr, flush=True)
+            sys.exit(1)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,125 @@
+"""Layer 0 end to end: the reference server passes every check over HTTP and stdio, and every check
+fails on a server with the one defect it exists to catch (a check that cannot fail is a defect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+
+from evalcore.conformance.registry import all_checks
+from evalcore.conformance.runner import Target, run_suite
+from evalcore.demo_server.defects import DEFECTS
+from evalcore.reference import ReferenceServerProcess
+from evalcore.transport.base import Limits
+
+# Which checks each defect of the reference server must make fail.
+EXPECTED_FAILURES: dict[str, set[str]] = {
+    "no_discover": {"discover.responds", "discover.lists_2026_07_28", "discover.server_info"},
+    "discover_drops_version": {"discover.lists_2026_07_28"},
+    "no_server_info": {"discover.server_info"},
+    "shuffle_tools": {"list_order.tools"},
+    "shuffle_prompts_resources": {"list_order.prompts_resources"},
+    "ttl_not_integer": {"cache_fields.ttl_ms"},
+    "bad_cache_scope": {"cache_fields.cache_scope"},
+    "no_result_type": {"result_type.present"},
+    "unknown_result_type": {"result_type.known_value"},
+    "tool_result_no_content": {"result_type.tools_call"},
+    "invalid_schema": {"schema_2020_12.valid"},
+    "dangling_ref": {"schema_2020_12.refs_resolve"},
+    "input_root_not_object": {"schema_2020_12.input_root_object"},
+    "structured_content_mismatch": {"schema_2020_12.structured_content"},
+    "unknown_tool_is_error": {"error_codes.unknown_tool"},
+    "missing_resource_32002": {"error_codes.missing_resource", "error_codes.retired_codes"},
+    "unsupported_version_no_data": {"error_codes.unsupported_version"},
+    "capability_error_no_data": {"error_codes.missing_capability"},
+    "retired_header_code": {"error_codes.retired_codes", "headers.method_required"},
+    "ignore_mcp_method": {"headers.method_required", "headers.method_mismatch"},
+    "ignore_mcp_name": {"headers.name_required", "headers.name_mismatch"},
+    "no_base64_header_decode": {"headers.name_base64"},
+    "ignore_version_header": {"headers.version_mismatch"},
+    "answers_ping": {"removed_methods.ping"},
+    "answers_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "answers_logging_set_level": {"removed_methods.logging_set_level"},
+    "answers_resources_subscribe": {"removed_methods.resources_subscribe"},
+    "hands_out_session_id": {"removed_methods.no_session_id"},
+    "get_allowed": {"http_semantics.get_405"},
+    "delete_allowed": {"http_semantics.delete_405"},
+    "notification_gets_body": {"http_semantics.notification_202"},
+    "wrong_content_type": {"http_semantics.content_type"},
+    "no_origin_check": {"http_semantics.origin_validation"},
+    "lax_meta": {"meta_validation.protocol_version_required", "meta_validation.client_capabilities_required"},
+    "malformed_tool": {"meta_validation.wire_shapes"},
+}
+# What the official SDK 2.3.0 gets wrong out of the box (see docs/conformance.md).
+BARE_SDK_FAILURES = {
+    "error_codes.unknown_tool",
+    "headers.version_mismatch",
+    "headers.version_required",
+    "http_semantics.get_405",
+    "http_semantics.delete_405",
+    "removed_methods.no_session_id",
+}
+LIMITS = Limits(connect_timeout=3.0, read_timeout=5.0)
+
+
+def _suite(target: Target, runs: int = 1):
+    return asyncio.run(run_suite(target, runs=runs, limits=LIMITS, tool_policy="all", deadline_s=60))
+
+
+def _failing(report) -> set[str]:
+    return {check.id for check in report.checks if check.verdict in ("fail", "error")}
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """Every variant of the reference server at once (started in parallel: each costs an interpreter start)."""
+    variants = {"clean": [], "bare": ["--bare"], **{name: ["--defect", name] for name in EXPECTED_FAILURES}}
+    processes = {name: ReferenceServerProcess(args) for name, args in variants.items()}
+    try:
+        yield {name: process.url(timeout=90) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            process.stop()
+
+
+def test_every_check_has_a_defect_that_makes_it_fail():
+    caught = set().union(*EXPECTED_FAILURES.values(), BARE_SDK_FAILURES)
+    assert {check.id for check in all_checks()} <= caught
+
+
+def test_every_defect_of_the_reference_server_is_exercised():
+    assert set(EXPECTED_FAILURES) == set(DEFECTS)
+
+
+def test_reference_server_passes_every_check_five_times_over_http(servers):
+    report = _suite(Target(url=servers["clean"]), runs=5)
+    assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict != "pass"]
+    assert all(check.verdict == "pass" and check.passes == 5 for check in report.checks)
+    assert report.passed and report.server_fingerprint
+
+
+def test_reference_server_passes_over_stdio_with_http_checks_not_applicable():
+    report = _suite(Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio"), runs=2)
+    assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict in ("fail", "error")]
+    skipped = {c.id for c in report.checks if c.verdict == "skip"}
+    assert skipped == {c.id for c in all_checks() if c.http_only}
+    assert report.passed
+
+
+def test_bare_sdk_deviations_are_caught(servers):
+    assert _failing(_suite(Target(url=servers["bare"]))) == BARE_SDK_FAILURES
+
+
+@pytest.mark.parametrize("defect", sorted(EXPECTED_FAILURES))
+def test_each_defect_fails_its_checks(servers, defect):
+    failing = _failing(_suite(Target(url=servers[defect])))
+    assert EXPECTED_FAILURES[defect] <= failing, f"{defect}: expected {EXPECTED_FAILURES[defect]} among failures, got {failing}"
+
+
+@pytest.mark.parametrize("defect", ["no_result_type", "unknown_tool_is_error", "missing_resource_32002", "answers_ping", "lax_meta", "shuffle_tools"])
+def test_message_level_defects_are_caught_over_stdio(defect):
+    report = _suite(Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio --defect {defect}"))
+    assert EXPECTED_FAILURES[defect] <= _failing(report)
