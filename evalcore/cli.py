@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     conformance = commands.add_parser("conformance", help="Layer 0: deterministic protocol conformance checks (no model)")
-    target = conformance.add_mutually_exclusive_group(required=True)
+    target = conformance.add_mutually_exclusive_group()
     target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
     target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
     target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")

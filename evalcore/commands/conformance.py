@@ -19,12 +19,17 @@ def run_conformance_command(args: argparse.Namespace) -> int:
             scope = "http" if check.http_only else "http+stdio"
             print(f"{check.id:<45} {check.level:<6} {scope:<10} {check.title}")
         return 0
+    if not (args.url or args.stdio or args.reference):
+        raise ConfigError("conformance: one of the arguments --url --stdio --reference is required (see --help)")
     if args.runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {args.runs}")
     if args.timeout <= 0 or args.deadline <= 0:
         raise ConfigError("--timeout and --deadline must be positive")
     if args.url is not None and not args.url.startswith(("http://", "https://")):
         raise ConfigError(f"--url must start with http:// or https://, got {args.url!r}")
+    prefixes = tuple(args.only or ())
+    if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
+        raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
     if args.reference:
         from evalcore.reference import running_reference_server
 
@@ -40,8 +45,6 @@ def _run(args: argparse.Namespace) -> int:
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout)
     report = asyncio.run(run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only))
-    if not report.checks:
-        raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
     print(render_table(report))
     if args.json:
         write_json(report, args.json)

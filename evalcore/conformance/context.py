@@ -15,9 +15,13 @@ from typing import Any, Literal
 from evalcore.client import Exchange, McpClient
 from evalcore.protocol import constants as c
 from evalcore.protocol.schemas import example_arguments
+from evalcore.transport.base import WireFailure, WireResponse
 
 ToolPolicy = Literal["readonly", "all", "none"]
 MAX_PAGES = 50
+# After this many timeouts in a row the server is taken as hung for the rest of
+# the run: later requests fail at once instead of each waiting out its timeout.
+STALL_AFTER_TIMEOUTS = 3
 
 LIST_KEYS = {
     "tools/list": "tools",
@@ -64,23 +68,30 @@ class RunContext:
         self.exchanges: list[Exchange] = []
         self._memo: dict[str, Any] = {}
         self.nonce = secrets.token_hex(4)  # unique names for things that must not exist
+        self._timeouts_in_a_row = 0
 
     @property
     def is_http(self) -> bool:
         return self.kind == "http"
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
-        exchange = await self.client.request(method, params, **options)
-        self.exchanges.append(exchange)
-        return exchange
+        return self._record(self._stalled(method) or await self.client.request(method, params, **options))
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
-        exchange = await self.client.notify(method, params, **options)
-        self.exchanges.append(exchange)
-        return exchange
+        return self._record(self._stalled(method) or await self.client.notify(method, params, **options))
 
     async def send_raw(self, body: bytes, **options: Any) -> Exchange:
-        exchange = await self.client.send_raw(body, **options)
+        return self._record(self._stalled(options.get("label", "raw")) or await self.client.send_raw(body, **options))
+
+    def _stalled(self, method: str) -> Exchange | None:
+        if self._timeouts_in_a_row < STALL_AFTER_TIMEOUTS:
+            return None
+        failure = WireFailure("timeout", f"not sent: the server stopped answering ({STALL_AFTER_TIMEOUTS} timeouts in a row in this run)")
+        return Exchange(method, None, {}, "POST", WireResponse(None, {}, b"", (), None, failure, 0.0))
+
+    def _record(self, exchange: Exchange) -> Exchange:
+        timed_out = exchange.failure is not None and exchange.failure.kind == "timeout"
+        self._timeouts_in_a_row = self._timeouts_in_a_row + 1 if timed_out else 0
         self.exchanges.append(exchange)
         return exchange
 

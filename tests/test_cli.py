@@ -1,0 +1,163 @@
+"""The command line as a user meets it: exit codes, reports, the store, one-line errors, the README example."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from evalcore.cli import main
+from evalcore.reference import running_reference_server
+from evalcore.store.conformance import latest_conformance_run
+from tests.hostile_http import hostile_server
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT_CHECK_KEYS = {"id", "family", "title", "spec", "passes", "runs", "passed", "detail"}
+
+
+def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_path, capsys):
+    db = tmp_path / "evals.duckdb"
+    code = main(["conformance", "--url", reference_url, "--runs", "2", "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"), "--db", str(db)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "CONFORMANT" in out and "NOT CONFORMANT" not in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["target"] == reference_url and report["protocolVersion"] == "2026-07-28"
+    assert report["runs"] == 2 and report["passed"] is True
+    assert all(REPORT_CHECK_KEYS <= set(check) for check in report["checks"])
+    assert {check["family"] for check in report["checks"]} == {
+        "discover", "list_order", "cache_fields", "result_type", "schema_2020_12",
+        "error_codes", "headers", "removed_methods", "http_semantics", "meta_validation",
+    }
+    assert all(re.fullmatch(r"[a-z_0-9]+\.[a-z_0-9]+", check["id"]) for check in report["checks"])
+    suite = ET.parse(tmp_path / "r.xml").getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests")) == len(report["checks"]) and suite.get("failures") == "0"
+    stored = latest_conformance_run(db)
+    assert stored is not None and stored["passed"] is True and len(stored["checks"]) == len(report["checks"])
+
+
+def test_broken_server_exits_1_and_names_the_rule(tmp_path, capsys):
+    with running_reference_server(["--defect", "answers_ping"]) as url:
+        code = main(["conformance", "--url", url, "--runs", "1", "--json", str(tmp_path / "r.json"), "--no-db"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert re.search(r"removed_methods\.ping\s+0/1\s+FAIL", out), out
+    failed = [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["checks"] if not c["passed"] and c["verdict"] == "fail"]
+    assert failed == ["removed_methods.ping"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["conformance"], "one of the arguments --url --stdio --reference is required"),
+        (["conformance", "--url", "http://127.0.0.1:9/mcp", "--runs", "0"], "--runs must be at least 1"),
+        (["conformance", "--url", "ftp://example/mcp"], "--url must start with http"),
+        (["conformance", "--url", "http://127.0.0.1:9/mcp", "--no-db"], "cannot reach http://127.0.0.1:9/mcp"),
+        (["conformance", "--stdio", "no-such-server-binary --stdio", "--no-db"], "cannot start stdio server"),
+        (["conformance", "--stdio", f"{sys.executable} -c 'import sys; sys.exit(4)'", "--no-db"], "exited with code 4"),
+        (["conformance", "--url", "http://127.0.0.1:9/mcp", "--only", "nothing"], "matches no check"),
+        (["nonsense"], "invalid choice"),
+    ],
+)
+def test_usage_and_target_errors_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and err.startswith("error: ")
+
+
+def test_hanging_http_server_is_reported_and_the_run_ends(tmp_path, capsys):
+    with hostile_server() as base:
+        started = time.perf_counter()
+        code = main(["conformance", "--url", base + "/hang", "--runs", "2", "--timeout", "1", "--no-db", "--json", str(tmp_path / "r.json")])
+        elapsed = time.perf_counter() - started
+    assert code == 1
+    assert elapsed < 10
+    checks = json.loads((tmp_path / "r.json").read_text())["checks"]
+    assert all(c["verdict"] == "fail" and "timeout" in c["detail"] for c in checks)
+
+
+def test_hanging_stdio_server_is_reported_and_the_run_ends(tmp_path):
+    hostile = Path(__file__).with_name("hostile_stdio.py")
+    started = time.perf_counter()
+    code = main(["conformance", "--stdio", f"{sys.executable} {hostile} hang", "--runs", "2", "--timeout", "1", "--no-db", "--json", str(tmp_path / "r.json")])
+    assert code == 1
+    assert time.perf_counter() - started < 15
+    assert not json.loads((tmp_path / "r.json").read_text())["passed"]
+
+
+def test_garbage_server_is_reported(tmp_path, capsys):
+    with hostile_server() as base:
+        assert main(["conformance", "--url", base + "/garbage", "--runs", "1", "--timeout", "1", "--no-db"]) == 1
+    assert "bad_json" in capsys.readouterr().out
+
+
+def test_list_names_every_check(capsys):
+    assert main(["conformance", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "headers.version_mismatch" in out and "meta_validation.wire_shapes" in out
+
+
+def test_conformance_command_imports_neither_litellm_nor_streamlit(reference_url):
+    script = (
+        "import sys; from evalcore.cli import main; "
+        f"code = main(['conformance', '--url', {reference_url!r}, '--runs', '1', '--no-db']); "
+        "heavy = [m for m in ('litellm', 'streamlit') if m in sys.modules]; "
+        "print('HEAVY', heavy); sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout
+
+
+def _readme_example() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- readme-example: conformance -->\s*```bash\n(.*?)```", text, re.S)
+    assert block, "README lost its conformance example"
+    return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_conformance_example_runs_as_written(tmp_path):
+    server_line, *commands = _readme_example()
+    assert server_line.endswith("&")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    server = subprocess.Popen(shlex.split(server_line.rstrip("& ")), cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        started = False
+        for line in server.stderr:  # bounded by the pytest timeout; the server prints this once bound
+            if "listening on" in line:
+                started = True
+                break
+        assert started, "the README's server did not start (is port 8765 taken?)"
+        for command in commands:
+            done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+            assert "CONFORMANT" in done.stdout
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert json.loads((tmp_path / "report.json").read_text())["passed"] is True
+    assert (tmp_path / "report.xml").exists()
+
+
+def test_every_check_is_documented():
+    from evalcore.conformance.registry import all_checks
+
+    docs = (ROOT / "docs" / "conformance.md").read_text()
+    assert [c.id for c in all_checks() if f"`{c.id}`" not in docs] == []
+
+
+def test_every_command_is_in_the_readme():
+    from evalcore.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text()
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert [name for name in commands if f"evalcore {name}" not in readme] == []
