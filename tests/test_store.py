@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import pytest
@@ -18,7 +18,7 @@ def _report(target: str = "http://127.0.0.1:1/mcp", passed_check: bool = True) -
         CheckReport("discover.responds", "discover", "t", "spec", "MUST", 5, 5, "pass", "ok"),
         CheckReport("headers.method_required", "headers", "t", "spec", "MUST", 5 if passed_check else 3, 5, "pass" if passed_check else "fail", "d"),
     )
-    return SuiteReport(target, "http", 5, "readonly", datetime.now(timezone.utc), 0.5, "abc", "Demo 1", checks)
+    return SuiteReport(target, "http", 5, "readonly", datetime.now(UTC), 0.5, "abc", "Demo 1", checks)
 
 
 def test_record_and_read_back(tmp_path):

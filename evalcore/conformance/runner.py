@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from evalcore import __version__
 from evalcore.client import McpClient
@@ -106,7 +106,7 @@ async def run_suite(
         raise ValueError("runs must be at least 1")
     limits = limits or Limits()
     checks = [c for c in all_checks() if only is None or only(c)]
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     outcomes: dict[str, list[Verdict]] = {check.id: [] for check in checks}
     fingerprint = server_name = None

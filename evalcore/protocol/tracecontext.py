@@ -20,4 +20,4 @@ def new_traceparent(trace_id: str | None = None) -> str:
 def is_valid_traceparent(value: str) -> bool:
     """True for a well-formed version-00 traceparent with non-zero ids."""
     match = _TRACEPARENT.fullmatch(value)
-    return bool(match) and set(match["trace_id"]) != {"0"} and set(match["span_id"]) != {"0"}
+    return match is not None and set(match["trace_id"]) != {"0"} and set(match["span_id"]) != {"0"}

@@ -61,4 +61,28 @@ def latest_conformance_run(path: Path, target: str | None = None) -> dict[str, A
             "SELECT check_id, passes, runs, verdict, detail FROM conformance_checks WHERE run_id = ? ORDER BY check_id", [row[0]]
         ).fetchall()
     keys = ("run_id", "started_at", "target", "passed", "server_fingerprint")
-    return {**dict(zip(keys, row)), "checks": [dict(zip(("check_id", "passes", "runs", "verdict", "detail"), c)) for c in checks]}
+    return {**dict(zip(keys, row, strict=True)), "checks": [dict(zip(("check_id", "passes", "runs", "verdict", "detail"), c, strict=True)) for c in checks]}
+
+
+def conformance_runs(path: Path, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest recorded conformance runs, newest first (empty when there is no store yet)."""
+    if not path.exists():
+        return []
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute(
+            "SELECT run_id, started_at, target, server_name, passed, runs, duration_s, server_fingerprint "
+            "FROM conformance_runs ORDER BY started_at DESC LIMIT ?",
+            [limit],
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def conformance_checks(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """Per-check results of one run, in check-id order."""
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute(
+            "SELECT check_id, level, passes, runs, verdict, detail, spec FROM conformance_checks WHERE run_id = ? ORDER BY check_id", [run_id]
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -77,9 +77,10 @@ class StdioTransport:
             self._process.stdin.write(body.replace(b"\n", b" ") + b"\n")
             await asyncio.wait_for(self._process.stdin.drain(), self.limits.connect_timeout)
         except (ConnectionError, TimeoutError) as exc:
-            self._pending.pop(expect_id, None) if expect_id is not None else None
+            if expect_id is not None:
+                self._pending.pop(expect_id, None)
             return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
-        if future is None:
+        if future is None or expect_id is None:
             return _wire(b"", None, None, started)
         try:
             line, message, failure = await asyncio.wait_for(future, self.limits.read_timeout)
@@ -114,7 +115,9 @@ class StdioTransport:
             if not isinstance(message, dict):
                 self._fail_pending(WireFailure("bad_json", f"stdout line is JSON but not an object: {line[:80]!r}"), line)
                 continue
-            future = self._pending.get(message.get("id")) if ("result" in message or "error" in message) else None
+            answer_id = message.get("id")
+            is_answer = "result" in message or "error" in message
+            future = self._pending.get(answer_id) if is_answer and isinstance(answer_id, int | str) else None
             if future is not None and not future.done():
                 future.set_result((line, message, None))
             else:

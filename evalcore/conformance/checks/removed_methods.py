@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.registry import Verdict, check, failed, passed
 from evalcore.protocol import constants as c
@@ -9,7 +12,7 @@ from evalcore.protocol import constants as c
 SPEC = "docs/specification/2026-07-28/changelog.mdx"
 
 
-async def _expect_removed(ctx: RunContext, method: str, params: dict[str, object] | None = None) -> Verdict:
+async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any] | None = None) -> Verdict:
     exchange = await ctx.request(method, params)
     problem = error_shape(exchange, c.METHOD_NOT_FOUND, http_status=404, is_http=ctx.is_http)
     if problem:
