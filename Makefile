@@ -23,7 +23,8 @@ run: $(VENV)/.runtime
 	$(PY) -m evalcore conformance --reference --call-tools all
 
 lint: $(VENV)/.dev
-	$(PY) -m ruff check evalcore tests bench
+	$(PY) -m ruff check evalcore tests bench app.py pages
+	$(PY) -m ruff format --check evalcore tests bench app.py pages
 	$(PY) -m mypy evalcore
 
 test: lint

@@ -51,7 +51,8 @@ def main() -> None:
     with running_reference_server() as url:
         measure(Target(url=url), 1)  # warm-up: imports, first connections
         seconds, requests, passed = measure(Target(url=url), args.repeat)
-        print(f"http : whole suite, 5 runs: {seconds:.3f} s median of {args.repeat} ({requests} requests, {seconds / requests * 1000:.2f} ms/request, conformant={passed})")
+        per_request_ms = seconds / requests * 1000
+        print(f"http : whole suite, 5 runs: {seconds:.3f} s median of {args.repeat} ({requests} requests, {per_request_ms:.2f} ms/req, conformant={passed})")
     stdio = Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio")
     seconds, requests, passed = measure(stdio, args.repeat)
     print(f"stdio: whole suite, 5 runs: {seconds:.3f} s median of {args.repeat} incl. process start ({requests} requests, conformant={passed})")

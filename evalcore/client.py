@@ -132,9 +132,7 @@ class McpClient:
             if failure is None or failure.kind != "stream_cut" or len(ids) > self.limits.max_stream_retries:
                 return Exchange(exchange.method, exchange.request, exchange.request_headers, exchange.http_method, exchange.wire, tuple(ids))
 
-    async def notify(
-        self, method: str, params: Mapping[str, Any] | None = None, *, headers: Mapping[str, str | None] | None = None
-    ) -> Exchange:
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None, *, headers: Mapping[str, str | None] | None = None) -> Exchange:
         message = build_notification(method, params, self.meta())
         return await self._send(method, message, headers, c.PROTOCOL_VERSION, None)
 

@@ -19,10 +19,17 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("initialize", re.compile(r"""["']initialize["']|\.initialize\s*\("""),
-         "no handshake in 2026-07-28: send _meta (protocolVersion, clientCapabilities) on every request, or call server/discover"),
+    Rule(
+        "initialize",
+        re.compile(r"""["']initialize["']|\.initialize\s*\("""),
+        "no handshake in 2026-07-28: send _meta (protocolVersion, clientCapabilities) on every request, or call server/discover",
+    ),
     Rule("notifications/initialized", re.compile(r"notifications/initialized"), "remove it: there is no handshake to complete"),
-    Rule("Mcp-Session-Id", re.compile(r"mcp-session-id", re.IGNORECASE), "drop the session header: requests are stateless, servers must not mint or echo session ids"),
+    Rule(
+        "Mcp-Session-Id",
+        re.compile(r"mcp-session-id", re.IGNORECASE),
+        "drop the session header: requests are stateless, servers must not mint or echo session ids",
+    ),
     Rule("-32001", re.compile(r"(?<![\w.])-32001(?!\d)"), "-32020 (HeaderMismatch)"),
     Rule("-32002", re.compile(r"(?<![\w.])-32002(?!\d)"), "-32602 (invalid params) for a missing resource; -32002 is retired"),
     Rule("-32003", re.compile(r"(?<![\w.])-32003(?!\d)"), "-32021 (MissingRequiredClientCapability, data.requiredCapabilities)"),

@@ -92,11 +92,17 @@ class HostileHandler(BaseHTTPRequestHandler):
             pass
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients hanging up on a hostile answer is the point, not news
+
+
 @contextmanager
 def hostile_server() -> Iterator[str]:
     """Serve HostileHandler on 127.0.0.1; yield the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileHandler)
-    server.daemon_threads = True
+    server = _QuietServer(("127.0.0.1", 0), HostileHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

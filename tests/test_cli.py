@@ -34,8 +34,16 @@ def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_
     assert report["runs"] == 2 and report["passed"] is True
     assert all(set(check) >= REPORT_CHECK_KEYS for check in report["checks"])
     assert {check["family"] for check in report["checks"]} == {
-        "discover", "list_order", "cache_fields", "result_type", "schema_2020_12",
-        "error_codes", "headers", "removed_methods", "http_semantics", "meta_validation",
+        "discover",
+        "list_order",
+        "cache_fields",
+        "result_type",
+        "schema_2020_12",
+        "error_codes",
+        "headers",
+        "removed_methods",
+        "http_semantics",
+        "meta_validation",
     }
     assert all(re.fullmatch(r"[a-z_0-9]+\.[a-z_0-9]+", check["id"]) for check in report["checks"])
     suite = ET.parse(tmp_path / "r.xml").getroot()

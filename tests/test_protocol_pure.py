@@ -61,7 +61,7 @@ def test_traceparent_is_w3c_shaped_and_fresh():
 
 def test_sse_decoder_handles_split_chunks_crlf_comments_and_multiline_data():
     decoder = SseDecoder()
-    events = decoder.feed("data: {\"a\":\r")
+    events = decoder.feed('data: {"a":\r')
     events += decoder.feed("\ndata: 1}\r\n\r")
     events += decoder.feed("\n: comment\n\nevent: custom\ndata: x\n\n")
     assert [(e.event, e.data) for e in events] == [("message", '{"a":\n1}'), ("custom", "x")]

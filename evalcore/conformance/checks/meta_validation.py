@@ -27,7 +27,9 @@ async def client_capabilities_required(ctx: RunContext) -> Verdict:
     return await _expect_meta_refused(ctx, c.META_CLIENT_CAPABILITIES)
 
 
-@check("meta_validation.wire_shapes", title="every message validates against the official 2026-07-28 wire models", spec="schema/2026-07-28/schema.json", scan=True)
+@check(
+    "meta_validation.wire_shapes", title="every message validates against the official 2026-07-28 wire models", spec="schema/2026-07-28/schema.json", scan=True
+)
 async def wire_shapes(ctx: RunContext) -> Verdict:
     judged = 0
     for exchange in ctx.exchanges:

@@ -22,7 +22,11 @@ async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any
     return passed(f"{method}: -32601" + (" / HTTP 404" if ctx.is_http else ""))
 
 
-@check("removed_methods.initialize", title="initialize is refused (HTTP: 404 -32601) and opens no session", spec="docs/specification/2026-07-28/basic/versioning.mdx")
+@check(
+    "removed_methods.initialize",
+    title="initialize is refused (HTTP: 404 -32601) and opens no session",
+    spec="docs/specification/2026-07-28/basic/versioning.mdx",
+)
 async def initialize(ctx: RunContext) -> Verdict:
     params = {"protocolVersion": c.PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "evalcore", "version": "0"}}
     if ctx.is_http:

@@ -42,7 +42,9 @@ async def known_value(ctx: RunContext) -> Verdict:
     return passed("all resultType values known")
 
 
-@check("result_type.tools_call", title="a tools/call with schema-valid arguments returns a CallToolResult", spec="docs/specification/2026-07-28/server/tools.mdx")
+@check(
+    "result_type.tools_call", title="a tools/call with schema-valid arguments returns a CallToolResult", spec="docs/specification/2026-07-28/server/tools.mdx"
+)
 async def tools_call(ctx: RunContext) -> Verdict:
     calls = await ctx.tool_calls()
     if not calls:

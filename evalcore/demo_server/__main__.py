@@ -1,0 +1,65 @@
+"""Demo server, command line: `python -m evalcore.demo_server --http | --stdio [--bare] [--defect NAME]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from evalcore.demo_server.defects import DEFECTS
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m evalcore.demo_server",
+        description="The evalcore reference MCP server (protocol 2026-07-28): a fictional support desk.",
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--http", action="store_true", help="serve Streamable HTTP with uvicorn")
+    transport.add_argument("--stdio", action="store_true", help="serve newline-delimited JSON-RPC on stdin/stdout")
+    transport.add_argument("--list-defects", action="store_true", help="print the defect names and exit")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind; 0 picks a free one (default: 8000)")
+    parser.add_argument("--path", default="/mcp", help="MCP endpoint path (default: /mcp)")
+    parser.add_argument("--bare", action="store_true", help="the official SDK as shipped, without our spec fixes")
+    parser.add_argument("--defect", metavar="NAME", help="break one spec rule; see --list-defects")
+    args = parser.parse_args(argv)
+    if args.list_defects:
+        return args
+    if not (args.http or args.stdio):
+        parser.error("choose a transport: --http or --stdio")
+    if args.defect is not None:
+        if args.defect not in DEFECTS:
+            parser.error(f"unknown defect {args.defect!r}; --list-defects shows the {len(DEFECTS)} names")
+        if args.bare:
+            parser.error("--bare and --defect do not combine: defects are defined on top of the fixed server")
+        if args.stdio and DEFECTS[args.defect].http_only:
+            parser.error(f"defect {args.defect!r} only exists on HTTP; use --http")
+    if not args.path.startswith("/"):
+        parser.error(f"--path must start with '/', got {args.path!r}")
+    return args
+
+
+def list_defects() -> str:
+    width = max(len(name) for name in DEFECTS)
+    return "\n".join(f"{d.name:<{width}}  {'[http only] ' if d.http_only else ''}{d.description}" for d in DEFECTS.values())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list_defects:
+        print(list_defects())
+        return 0
+    # Imported late so --help and --list-defects stay quick.
+    from evalcore.demo_server.serve import run_http, run_stdio
+
+    tamper = DEFECTS[args.defect].build() if args.defect else None
+    if args.http:
+        run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper)
+    else:
+        run_stdio(bare=args.bare, tamper=tamper)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

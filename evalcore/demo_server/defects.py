@@ -1,0 +1,408 @@
+"""Demo server, defect registry: named ways to break exactly one 2026-07-28 rule.
+
+The conformance suite proves each check can fail by running it against the
+reference server with one defect switched on (`--defect NAME`). A defect
+builds a `tamper.Tamper`: hooks on parsed JSON-RPC messages (applied by both
+`defect_http` and `stdio_wire`, so one transformation serves both transports)
+and, for rules that only exist on HTTP, hooks on the HTTP exchange. `DEFECTS` is the contract:
+tests elsewhere iterate it, so names never change meaning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from evalcore.demo_server import wire
+from evalcore.demo_server.app import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION
+from evalcore.demo_server.tamper import Answer, HeaderEdits, HeaderList, HttpReply, HttpRequest, Tamper
+from evalcore.protocol.constants import (
+    CACHEABLE_METHODS,
+    CONTENT_TYPE_JSON,
+    HEADER_METHOD,
+    HEADER_MISMATCH,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    HEADER_SESSION_ID,
+    INVALID_PARAMS,
+    LEGACY_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    NAMED_METHODS,
+    PROTOCOL_VERSION,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
+BASE64_SENTINEL_PREFIX: Final = "=?base64?"
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One registered defect; `build()` gives a fresh `Tamper` (some keep per-process counters)."""
+
+    name: str
+    description: str
+    http_only: bool
+    build: Callable[[], Tamper] = field(repr=False)
+
+
+def _answering(method: str, result: Callable[[], dict[str, Any]]) -> Callable[[wire.Message], wire.Message | Answer]:
+    """A request hook that answers `method` itself with `result()`."""
+
+    def request(message: wire.Message) -> wire.Message | Answer:
+        if message.get("method") == method:
+            return Answer(wire.result_message(wire.request_id_of(message), result()))
+        return message
+
+    return request
+
+
+def _edit_results(edit: Callable[[dict[str, Any]], None], methods: Collection[str] | None = None) -> Callable[[wire.Message, wire.Message], wire.Message]:
+    """A response hook running `edit` in place on results of `methods` (all methods when None)."""
+
+    def response(request: wire.Message, reply: wire.Message) -> wire.Message:
+        result = reply.get("result")
+        if isinstance(result, dict) and (methods is None or request.get("method") in methods):
+            edit(result)
+        return reply
+
+    return response
+
+
+def _edit_errors(code: int, edit: Callable[[dict[str, Any]], None], method: str | None = None) -> Callable[[], Tamper]:
+    def response(request: wire.Message, reply: wire.Message) -> wire.Message:
+        error = reply.get("error")
+        if isinstance(error, dict) and error.get("code") == code and method in (None, request.get("method")):
+            edit(error)
+        return reply
+
+    return lambda: Tamper(response=response)
+
+
+def _results(edit: Callable[[dict[str, Any]], None], methods: Collection[str] | None = None) -> Callable[[], Tamper]:
+    return lambda: Tamper(response=_edit_results(edit, methods))
+
+
+def _first_tool(edit: Callable[[dict[str, Any]], None]) -> Callable[[], Tamper]:
+    """Edit the first tool of every tools/list result, leaving the others valid."""
+
+    def edit_list(result: dict[str, Any]) -> None:
+        tools = result.get("tools")
+        if isinstance(tools, list) and tools and isinstance(tools[0], dict):
+            edit(tools[0])
+
+    return _results(edit_list, {"tools/list"})
+
+
+def _rotating(list_keys: dict[str, str]) -> Callable[[], Tamper]:
+    """Rotate the list under `list_keys[method]` by one more place on each call of that method."""
+
+    def build() -> Tamper:
+        counters = {method: itertools.count() for method in list_keys}
+
+        def response(request: wire.Message, reply: wire.Message) -> wire.Message:
+            method, result = request.get("method"), reply.get("result")
+            if method in counters and isinstance(result, dict) and isinstance(result.get(list_keys[method]), list):
+                items = result[list_keys[method]]
+                shift = next(counters[method]) % max(len(items), 1)
+                result[list_keys[method]] = items[shift:] + items[:shift]
+            return reply
+
+        return Tamper(response=response)
+
+    return build
+
+
+def _drop_server_info(result: dict[str, Any]) -> None:
+    meta = result.get("_meta")
+    if isinstance(meta, dict):
+        meta.pop(META_SERVER_INFO, None)
+        if not meta:
+            del result["_meta"]
+
+
+def _first_property(schema: dict[str, Any], replacement: dict[str, Any]) -> None:
+    properties = schema.setdefault("properties", {})
+    name = next(iter(properties), "value")
+    properties[name] = replacement
+
+
+def _mismatch_structured_content(result: dict[str, Any]) -> None:
+    content = result.get("structuredContent")
+    if result.get("isError") or not isinstance(content, dict) or not content:
+        return
+    name, value = next(iter(content.items()))
+    # A value of another JSON type than the schema declares: a string becomes a number, anything else a string.
+    content[name] = 12345 if isinstance(value, str) else "not-a-" + type(value).__name__
+
+
+def _strip_content(result: dict[str, Any]) -> None:
+    if not result.get("isError"):
+        result.pop("content", None)
+
+
+def _lax_meta(message: wire.Message) -> wire.Message | Answer:
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    if META_PROTOCOL_VERSION in meta and META_CLIENT_CAPABILITIES in meta:
+        return message
+    meta = {META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}, **meta}
+    return {**message, "params": {**params, "_meta": meta}}
+
+
+def _no_discover(message: wire.Message) -> wire.Message | Answer:
+    if message.get("method") == "server/discover":
+        return Answer(wire.error_message(wire.request_id_of(message), METHOD_NOT_FOUND, "Method not found", "server/discover"))
+    return message
+
+
+def _initialize_result() -> dict[str, Any]:
+    return {
+        "protocolVersion": LEGACY_PROTOCOL_VERSION,
+        "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {"listChanged": False}},
+        "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
+        "instructions": INSTRUCTIONS,
+    }
+
+
+def _session_header(request: HttpRequest, headers: HeaderList) -> HeaderList:
+    return [*headers, (HEADER_SESSION_ID, uuid.uuid4().hex)]
+
+
+def _session_on_initialize(request: HttpRequest, headers: HeaderList) -> HeaderList:
+    if isinstance(request.body, dict) and request.body.get("method") == "initialize":
+        return _session_header(request, headers)
+    return headers
+
+
+def _body_field(request: HttpRequest, *path: str) -> Any:
+    node: Any = request.body
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _named_value(request: HttpRequest) -> Any:
+    key = NAMED_METHODS.get(_body_field(request, "method"))
+    return _body_field(request, "params", key) if key else None
+
+
+def _mirror_header(name: str, value_of: Callable[[HttpRequest], Any]) -> Callable[[], Tamper]:
+    """Overwrite a request header with the body's value, so whatever the client sent is accepted.
+
+    A body without the value keeps the header as sent, so only this one check is switched off.
+    """
+
+    def http_request(request: HttpRequest) -> HeaderEdits | HttpReply:
+        value = value_of(request) if wire.is_request(request.body) else None
+        return {name.lower(): value} if isinstance(value, str) else {}
+
+    return lambda: Tamper(http_request=http_request)
+
+
+def _raw_name_compare(request: HttpRequest) -> HeaderEdits | HttpReply:
+    sent, expected = request.headers.get(HEADER_NAME.lower(), ""), _named_value(request)
+    if sent.startswith(BASE64_SENTINEL_PREFIX) and sent != expected:
+        message = wire.error_message(wire.request_id_of(request.body), HEADER_MISMATCH, f"Header mismatch: {HEADER_NAME} {sent!r} != {expected!r}")
+        return HttpReply(400, wire.encode(message), CONTENT_TYPE_JSON)
+    return {}
+
+
+def _on_http_method(verb: str, reply: HttpReply) -> Callable[[], Tamper]:
+    def http_request(request: HttpRequest) -> HeaderEdits | HttpReply:
+        return reply if request.method == verb else {}
+
+    return lambda: Tamper(http_request=http_request)
+
+
+def _notification_body(request: HttpRequest) -> HeaderEdits | HttpReply:
+    if request.method == "POST" and wire.is_notification(request.body):
+        return HttpReply(200, b"{}", CONTENT_TYPE_JSON)
+    return {}
+
+
+def _text_plain(request: HttpRequest, headers: HeaderList) -> HeaderList:
+    return [(name, "text/plain; charset=utf-8" if name.lower() == "content-type" and CONTENT_TYPE_JSON in value else value) for name, value in headers]
+
+
+def _set(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(target: dict[str, Any]) -> None:
+        target[key] = value
+
+    return edit
+
+
+def _replace(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(target: dict[str, Any]) -> None:
+        if key in target:
+            target[key] = value
+
+    return edit
+
+
+def _pop(key: str) -> Callable[[dict[str, Any]], None]:
+    def edit(target: dict[str, Any]) -> None:
+        target.pop(key, None)
+
+    return edit
+
+
+_LIST_METHODS: Final = frozenset(m for m in CACHEABLE_METHODS if m.endswith("/list"))
+
+_ALL: Final[tuple[Defect, ...]] = (
+    Defect("no_discover", "server/discover answers -32601 Method not found", False, lambda: Tamper(request=_no_discover)),
+    Defect(
+        "discover_drops_version",
+        f"server/discover lists only {LEGACY_PROTOCOL_VERSION} in supportedVersions",
+        False,
+        _results(_set("supportedVersions", [LEGACY_PROTOCOL_VERSION]), {"server/discover"}),
+    ),
+    Defect("no_server_info", "results carry no _meta serverInfo", False, _results(_drop_server_info)),
+    Defect("shuffle_tools", "tools/list order changes on every call", False, _rotating({"tools/list": "tools"})),
+    Defect(
+        "shuffle_prompts_resources",
+        "resources/list and prompts/list order changes on every call",
+        False,
+        _rotating({"resources/list": "resources", "prompts/list": "prompts"}),
+    ),
+    Defect("ttl_not_integer", "list results carry ttlMs 1500.5", False, _results(_replace("ttlMs", 1500.5), _LIST_METHODS)),
+    Defect(
+        "bad_cache_scope",
+        'cacheable results carry cacheScope "shared"',
+        False,
+        _results(_replace("cacheScope", "shared"), CACHEABLE_METHODS),
+    ),
+    Defect("no_result_type", "results carry no resultType", False, _results(_pop("resultType"))),
+    Defect("unknown_result_type", 'results carry resultType "partial"', False, _results(_set("resultType", "partial"))),
+    Defect(
+        "tool_result_no_content",
+        "successful tools/call results have no content array",
+        False,
+        _results(_strip_content, {"tools/call"}),
+    ),
+    Defect(
+        "invalid_schema",
+        'the first tool\'s inputSchema has a property {"type": "strnig"}',
+        False,
+        _first_tool(lambda tool: _first_property(tool.setdefault("inputSchema", {}), {"type": "strnig"})),
+    ),
+    Defect(
+        "dangling_ref",
+        "the first tool's outputSchema $refs #/$defs/DoesNotExist",
+        False,
+        _first_tool(lambda tool: _first_property(tool.setdefault("outputSchema", {}), {"$ref": "#/$defs/DoesNotExist"})),
+    ),
+    Defect(
+        "input_root_not_object",
+        "the first tool's inputSchema root is an array schema",
+        False,
+        _first_tool(_set("inputSchema", {"type": "array", "items": {"type": "string"}})),
+    ),
+    Defect(
+        "structured_content_mismatch",
+        "tools/call structuredContent breaks its outputSchema (a field changes type)",
+        False,
+        _results(_mismatch_structured_content, {"tools/call"}),
+    ),
+    Defect(
+        "unknown_tool_is_error",
+        "an unknown tool gets an isError result, not -32602 (the bare SDK)",
+        False,
+        lambda: Tamper(keep_sdk_unknown_tool=True),
+    ),
+    Defect(
+        "missing_resource_32002",
+        "an unknown resource gets the retired code -32002",
+        False,
+        _edit_errors(INVALID_PARAMS, _set("code", -32002), "resources/read"),
+    ),
+    Defect(
+        "unsupported_version_no_data",
+        "the -32022 error carries no data",
+        False,
+        _edit_errors(UNSUPPORTED_PROTOCOL_VERSION, _pop("data")),
+    ),
+    Defect(
+        "capability_error_no_data",
+        "the -32021 error carries no data",
+        False,
+        _edit_errors(MISSING_REQUIRED_CLIENT_CAPABILITY, _pop("data")),
+    ),
+    Defect(
+        "retired_header_code",
+        "header mismatches answer -32001 instead of -32020",
+        True,
+        _edit_errors(HEADER_MISMATCH, _set("code", -32001)),
+    ),
+    Defect(
+        "ignore_mcp_method",
+        f"the {HEADER_METHOD} header is not checked",
+        True,
+        _mirror_header(HEADER_METHOD, lambda request: _body_field(request, "method")),
+    ),
+    Defect("ignore_mcp_name", f"the {HEADER_NAME} header is not checked", True, _mirror_header(HEADER_NAME, _named_value)),
+    Defect(
+        "no_base64_header_decode",
+        f"a base64-encoded {HEADER_NAME} is compared undecoded (refused with -32020)",
+        True,
+        lambda: Tamper(http_request=_raw_name_compare),
+    ),
+    Defect(
+        "ignore_version_header",
+        f"a {HEADER_PROTOCOL_VERSION} / _meta version mismatch is accepted",
+        True,
+        _mirror_header(HEADER_PROTOCOL_VERSION, lambda request: _body_field(request, "params", "_meta", META_PROTOCOL_VERSION)),
+    ),
+    Defect("answers_ping", "ping returns {} instead of -32601", False, lambda: Tamper(request=_answering("ping", dict))),
+    Defect(
+        "answers_initialize",
+        "initialize returns an InitializeResult (and over HTTP an Mcp-Session-Id)",
+        False,
+        lambda: Tamper(request=_answering("initialize", _initialize_result), http_headers=_session_on_initialize),
+    ),
+    Defect("answers_logging_set_level", "logging/setLevel returns {}", False, lambda: Tamper(request=_answering("logging/setLevel", dict))),
+    Defect("answers_resources_subscribe", "resources/subscribe returns {}", False, lambda: Tamper(request=_answering("resources/subscribe", dict))),
+    Defect(
+        "hands_out_session_id",
+        f"every HTTP response carries an {HEADER_SESSION_ID} header",
+        True,
+        lambda: Tamper(http_headers=_session_header),
+    ),
+    Defect(
+        "get_allowed",
+        "GET answers 200 with an empty SSE stream",
+        True,
+        _on_http_method("GET", HttpReply(200, b"", "text/event-stream")),
+    ),
+    Defect("delete_allowed", "DELETE answers 200", True, _on_http_method("DELETE", HttpReply(200))),
+    Defect(
+        "notification_gets_body",
+        "a notification POST answers 200 with a JSON body {}",
+        True,
+        lambda: Tamper(http_request=_notification_body),
+    ),
+    Defect("wrong_content_type", "JSON responses are labelled text/plain", True, lambda: Tamper(http_headers=_text_plain)),
+    Defect(
+        "no_origin_check",
+        "a foreign Origin header is accepted",
+        True,
+        lambda: Tamper(http_request=lambda request: {"origin": None}),
+    ),
+    Defect(
+        "lax_meta",
+        "requests missing _meta protocolVersion or clientCapabilities are served",
+        False,
+        lambda: Tamper(request=_lax_meta),
+    ),
+    Defect("malformed_tool", "the first tool in tools/list has no inputSchema", False, _first_tool(_pop("inputSchema"))),
+)
+
+DEFECTS: Final[dict[str, Defect]] = {defect.name: defect for defect in _ALL}

@@ -1,0 +1,88 @@
+"""Demo server, serving layer: put the server on Streamable HTTP (uvicorn) or stdio.
+
+Stacks, outermost first:
+- HTTP: `TamperMiddleware` (when a defect is on) -> `StatelessHTTPGuard` -> SDK app.
+- stdio: `StdioPipe` (parse errors, defect hooks) -> SDK stdio transport -> 2026-only loop.
+`bare=True` is the SDK as shipped: no guard, no pipe, the SDK's own stdio loop.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp
+
+from evalcore.demo_server.app import build_server
+from evalcore.demo_server.defect_http import TamperMiddleware
+from evalcore.demo_server.spec_fixes import StatelessHTTPGuard, serve_modern_stdio
+from evalcore.demo_server.stdio_wire import StdioPipe
+from evalcore.demo_server.tamper import Tamper
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def security_settings(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection as the SDK sets it up for loopback, plus the bound host when it is another."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if host not in _LOCAL_HOSTS:
+        hosts.append(f"{host}:*")
+        origins.append(f"http://{host}:*")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def http_app(*, host: str, path: str, bare: bool = False, tamper: Tamper | None = None) -> ASGIApp:
+    """The ASGI app for the MCP endpoint at `path`."""
+    if bare:
+        return build_server(unknown_tool_fix=False).streamable_http_app(streamable_http_path=path, host=host)
+    tamper = tamper or Tamper()
+    security = security_settings(host)
+    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool)
+    app: ASGIApp = StatelessHTTPGuard(
+        server.streamable_http_app(streamable_http_path=path, host=host, transport_security=security),
+        path=path,
+        security=security,
+    )
+    return TamperMiddleware(app, path=path, tamper=tamper)
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn, plus one stderr line naming the real URL once the socket is bound (tests wait for it)."""
+
+    def __init__(self, config: uvicorn.Config, path: str) -> None:
+        super().__init__(config)
+        self._path = path
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            print(f"listening on http://{shown}:{port}{self._path}", file=sys.stderr, flush=True)
+
+
+def run_http(*, host: str, port: int, path: str, bare: bool = False, tamper: Tamper | None = None) -> None:
+    config = uvicorn.Config(http_app(host=host, path=path, bare=bare, tamper=tamper), host=host, port=port, log_level="warning")
+    _AnnouncingServer(config, path).run()
+
+
+def run_stdio(*, bare: bool = False, tamper: Tamper | None = None) -> None:
+    if bare:
+        build_server(unknown_tool_fix=False).run("stdio")
+        return
+    tamper = tamper or Tamper()
+    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool)
+
+    async def main() -> None:
+        # Explicit UTF-8 text layers: the platform's stdio encodings are not to be trusted.
+        stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n"))
+        pipe = StdioPipe(tamper, stdout)
+        await serve_modern_stdio(server, pipe.inbound(stdin), pipe)  # type: ignore[arg-type]
+
+    anyio.run(main)
