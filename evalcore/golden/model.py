@@ -1,0 +1,60 @@
+"""Pure data: a golden set and its cases, as loaded and validated from YAML.
+
+YAML shape (one file per server; see golden/tasks.yaml and the README):
+
+    server: reference              # optional: the server this set is written for
+    rubric: rubric.md              # optional: judging rubric file, next to this file
+    cases:
+      - id: weather-paris
+        prompt: "What's the weather in Paris right now?"
+        expect_tool: get_weather   # null = no tool may be called (a negative case)
+        expect_args: {city: Paris}
+        arg_match: {city: exact}   # exact (default) | semantic | ignore, per argument
+        expect_sequence: [search_invoices, send_email]   # ordered tools; order is asserted
+        kind: hard                 # hard (gated at runs/runs) | soft (default, gated at 4/5)
+        rubric: "The answer gives the temperature and conditions."   # optional, for the judge
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+ArgMatch = Literal["exact", "semantic", "ignore"]
+CaseKind = Literal["hard", "soft"]
+ARG_MATCH_MODES: tuple[ArgMatch, ...] = ("exact", "semantic", "ignore")
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    id: str
+    prompt: str
+    expect_tool: str | None  # None: a negative case, no tool may be called
+    expect_args: Mapping[str, Any] = field(default_factory=dict)
+    arg_match: Mapping[str, ArgMatch] = field(default_factory=dict)  # missing key = exact
+    expect_sequence: tuple[str, ...] = ()  # empty: no order asserted
+    kind: CaseKind = "soft"
+    rubric: str | None = None
+    line: int = 0  # where the case starts in its file, for messages
+
+    @property
+    def is_negative(self) -> bool:
+        return self.expect_tool is None and not self.expect_sequence
+
+    def match_mode(self, argument: str) -> ArgMatch:
+        return self.arg_match.get(argument, "exact")
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    path: Path
+    cases: tuple[GoldenCase, ...]
+    content_hash: str  # sha256 of the file's bytes (and the rubric's), for drift attribution and caching
+    server: str | None = None
+    rubric_path: Path | None = None
+    rubric_text: str | None = None
+
+    def case(self, case_id: str) -> GoldenCase:
+        return next(c for c in self.cases if c.id == case_id)
