@@ -17,8 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore.conformance.context import RunContext  # noqa: E402
-from evalcore.conformance.runner import Target, run_suite  # noqa: E402
+from evalcore.conformance.runner import run_suite  # noqa: E402
 from evalcore.reference import running_reference_server  # noqa: E402
+from evalcore.target import Target  # noqa: E402
 
 _requests = 0
 _original_request = RunContext.request

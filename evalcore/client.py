@@ -17,7 +17,7 @@ from typing import Any
 
 from evalcore import __version__
 from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import build_meta, build_notification, build_request, standard_headers
+from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers
 from evalcore.protocol.tracecontext import new_traceparent
 from evalcore.transport.base import JsonObject, Limits, RequestId, Transport, WireFailure, WireResponse
 
@@ -168,8 +168,11 @@ class McpClient:
     async def list_tools(self) -> Exchange:
         return await self.request("tools/list")
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Exchange:
-        return await self.request("tools/call", {"name": name, "arguments": dict(arguments or {})})
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, input_schema: Mapping[str, Any] | None = None) -> Exchange:
+        """Call a tool; on HTTP, arguments its schema marks with `x-mcp-header` are mirrored into headers."""
+        arguments = dict(arguments or {})
+        headers = param_headers(input_schema, arguments) if self.transport.kind == "http" else {}
+        return await self.request("tools/call", {"name": name, "arguments": arguments}, headers=headers or None)
 
     async def aclose(self) -> None:
         await self.transport.aclose()

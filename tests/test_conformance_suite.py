@@ -10,9 +10,10 @@ import sys
 import pytest
 
 from evalcore.conformance.registry import all_checks
-from evalcore.conformance.runner import Target, run_suite
+from evalcore.conformance.runner import run_suite
 from evalcore.demo_server.defects import DEFECTS
 from evalcore.reference import ReferenceServerProcess
+from evalcore.target import Target
 from evalcore.transport.base import Limits
 
 # Which checks each defect of the reference server must make fail.

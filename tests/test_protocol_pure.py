@@ -96,3 +96,21 @@ def test_schema_problems_are_named():
     assert "does not resolve" in unresolvable_refs({"$ref": "#/$defs/Missing"})[0]
     assert "outside the document" in unresolvable_refs({"$ref": "https://example.com/s.json"})[0]
     assert instance_errors({"city": 3}, SCHEMA)
+
+
+def test_x_mcp_header_parameters_are_mirrored_and_encoded():
+    from evalcore.protocol.envelope import param_headers
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+            "opts": {"type": "object", "properties": {"tenant": {"type": "integer", "x-mcp-header": "Tenant"}}},
+            "note": {"type": "string"},
+            "items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Never"}},
+        },
+    }
+    arguments = {"region": "Zürich", "dry": False, "opts": {"tenant": 42}, "note": "x", "items": ["a"]}
+    assert param_headers(schema, arguments) == {"Mcp-Param-Region": "=?base64?WsO8cmljaA==?=", "Mcp-Param-Dry-Run": "false", "Mcp-Param-Tenant": "42"}
+    assert param_headers(schema, {"region": None}) == {}

@@ -8,8 +8,9 @@ import sys
 
 from evalcore.conformance.registry import all_checks
 from evalcore.conformance.report import render_table, write_json, write_junit
-from evalcore.conformance.runner import Target, run_suite
+from evalcore.conformance.runner import run_suite
 from evalcore.errors import ConfigError
+from evalcore.target import Target
 from evalcore.transport.base import Limits
 
 

@@ -89,7 +89,8 @@ def render_table(report: SuiteReport, width: int | None = None) -> str:
         f"{'check':<{id_width}}  {'passes':>7}  {'verdict':<7}  reason",
     ]
     for check in report.checks:
-        prefix = f"{check.id:<{id_width}}  {f'{check.passes}/{check.runs}':>7}  {VERDICT_LABEL[check.verdict]:<7}  "
+        tally = "—" if check.verdict == "skip" else f"{check.passes}/{check.runs}"
+        prefix = f"{check.id:<{id_width}}  {tally:>7}  {VERDICT_LABEL[check.verdict]:<7}  "
         reason = " ".join(check.detail.split())
         room = max(20, width - len(prefix))
         lines.append(prefix + (reason if len(reason) <= room else reason[: room - 1] + "…"))

@@ -21,34 +21,8 @@ from evalcore.conformance.registry import Check, Outcome, Verdict, all_checks
 from evalcore.errors import TargetError
 from evalcore.fingerprint import server_fingerprint
 from evalcore.protocol.constants import PROTOCOL_VERSION
-from evalcore.transport.base import Limits, Transport
-from evalcore.transport.http import HttpTransport
-from evalcore.transport.stdio import StdioTransport
-
-
-@dataclass(frozen=True)
-class Target:
-    """The server under test: an HTTP endpoint or a command speaking stdio."""
-
-    url: str | None = None
-    stdio: str | None = None
-
-    def __post_init__(self) -> None:
-        if (self.url is None) == (self.stdio is None):
-            raise ValueError("give exactly one of url or stdio")
-
-    @property
-    def transport(self) -> str:
-        return "http" if self.url else "stdio"
-
-    def __str__(self) -> str:
-        return self.url or f"stdio: {self.stdio}"
-
-    def open(self, limits: Limits) -> Transport:
-        if self.url is not None:
-            return HttpTransport(self.url, limits)
-        assert self.stdio is not None
-        return StdioTransport(self.stdio, limits)
+from evalcore.target import Target
+from evalcore.transport.base import Limits
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,28 @@ def named_target(message: Mapping[str, Any]) -> str | None:
         return None
     value = params.get(key)
     return value if isinstance(value, str) else None
+
+
+def param_headers(input_schema: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> dict[str, str]:
+    """`Mcp-Param-{Name}` headers for the `x-mcp-header` properties of a tool (streamable-http.mdx, Custom Headers).
+
+    Only properties reachable from the root through `properties` alone count;
+    a value that is absent or null sends no header.
+    """
+    headers: dict[str, str] = {}
+
+    def walk(schema: object, instance: object) -> None:
+        if not isinstance(schema, Mapping) or not isinstance(instance, Mapping):
+            return
+        for name, sub in (schema.get("properties") or {}).items():
+            if not isinstance(sub, Mapping) or name not in instance or instance[name] is None:
+                continue
+            header = sub.get("x-mcp-header")
+            value = instance[name]
+            if isinstance(header, str) and header and isinstance(value, bool | int | str):
+                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                headers[f"Mcp-Param-{header}"] = encode_header_value(text)
+            walk(sub, value)
+
+    walk(input_schema, arguments)
+    return headers

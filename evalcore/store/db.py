@@ -8,6 +8,7 @@ migration to `MIGRATIONS` and never edits an old one.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,29 +47,97 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, check_id)
     );
     """,
+    # 2: Layer 1 behaviour runs and their attempts (one row per model x case x attempt)
+    """
+    CREATE TABLE behaviour_runs (
+        run_id VARCHAR PRIMARY KEY,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ,
+        status VARCHAR NOT NULL,           -- running | complete | failed | cancelled
+        run_date DATE NOT NULL,            -- the date the run stands for (nightly date; the demo back-fills history)
+        golden_path VARCHAR NOT NULL,
+        golden_hash VARCHAR NOT NULL,
+        server_target VARCHAR NOT NULL,
+        server_name VARCHAR,
+        server_fingerprint VARCHAR NOT NULL,
+        server_tools_json VARCHAR NOT NULL, -- names and descriptions, for description diffs
+        models_json VARCHAR NOT NULL,
+        runs INTEGER NOT NULL,
+        config_json VARCHAR NOT NULL,
+        pid INTEGER,
+        heartbeat_at TIMESTAMPTZ,
+        error VARCHAR,
+        passed BOOLEAN,
+        report_json VARCHAR,
+        evalcore_version VARCHAR NOT NULL
+    );
+    CREATE TABLE behaviour_attempts (
+        run_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        case_hash VARCHAR NOT NULL,
+        case_kind VARCHAR NOT NULL,
+        simulated BOOLEAN NOT NULL,
+        model_version VARCHAR,
+        selection_correct BOOLEAN NOT NULL,
+        args_correct BOOLEAN,
+        sequence_correct BOOLEAN,
+        over_call BOOLEAN,
+        task_completed BOOLEAN,
+        passed BOOLEAN NOT NULL,
+        reasons_json VARCHAR NOT NULL,
+        tool_calls_json VARCHAR NOT NULL,
+        final_text VARCHAR,
+        stop_reason VARCHAR NOT NULL,
+        error VARCHAR,
+        latency_ms DOUBLE,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost_usd DOUBLE,
+        retries INTEGER NOT NULL,
+        transcript_json VARCHAR NOT NULL,
+        judge_json VARCHAR,
+        cached_from VARCHAR,
+        recorded_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (run_id, model, case_id, attempt)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+LOCK_WAIT_S = 10.0
 
 
 @contextlib.contextmanager
 def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the store for one batch of work, migrating it first when writing."""
-    try:
-        if read_only:
-            if not path.exists():
-                raise StoreError(f"no results store at {path}; run a command that records results first")
-            connection = duckdb.connect(str(path), read_only=True)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = duckdb.connect(str(path))
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open the results store {path}: {exc}") from exc
+    if read_only and not path.exists():
+        raise StoreError(f"no results store at {path}; run a command that records results first")
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    connection = _open(path, read_only)
     try:
         if not read_only:
             _migrate(connection, path)
         yield connection
     finally:
         connection.close()
+
+
+def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open, waiting out another process's short-lived connection (DuckDB allows one writer process)."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    delay = 0.01
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise StoreError(f"cannot open the results store {path}: {exc}") from exc
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open the results store {path}: {exc}") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 def _migrate(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
