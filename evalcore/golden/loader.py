@@ -1,0 +1,324 @@
+"""I/O layer: read a golden-set YAML file and validate all of it, reporting every problem as `file:line: ...`.
+
+    golden = load_golden_set(Path("golden/tasks.yaml"), tool_names=["get_weather", ...])
+
+Nothing runs on a golden set with a problem: the loader collects every problem
+it finds (invalid YAML stops it at once, since nothing after can be trusted)
+and raises one `GoldenSetProblems` listing them all in file order. The YAML
+shape is documented in `evalcore.golden.model`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from evalcore.errors import GoldenSetError
+from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenSet
+
+TOP_LEVEL_KEYS: Final = ("server", "rubric", "cases")
+CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric")
+CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
+_NAMES_SHOWN: Final = 12
+
+
+class GoldenSetProblems(GoldenSetError):
+    """Every problem found in one golden-set file: `.problems`, one line each; the message starts with the first."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        more = len(self.problems) - 1
+        first = self.problems[0] + (f" (and {more} more problem{'s' if more > 1 else ''} below)" if more else "")
+        super().__init__("\n".join([first, *self.problems[1:]]))
+
+
+class _Mapping(dict[Any, Any]):
+    """A YAML mapping that remembers the line it starts on and the line of each of its keys."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class _Sequence(list[Any]):
+    """A YAML sequence that remembers the line of each item."""
+
+    def __init__(self, item_lines: list[int]) -> None:
+        super().__init__()
+        self.item_lines = item_lines
+
+    def lined(self) -> list[tuple[int, Any]]:
+        return list(zip(self.item_lines, self, strict=True))
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A SafeLoader that records lines, rejects duplicate keys and keeps dates as the strings a tool receives."""
+
+    def construct_line_mapping(self, node: yaml.MappingNode) -> Iterator[_Mapping]:
+        mapping = _Mapping(node.start_mark.line + 1)
+        own_keys = [key_node for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge"]
+        yield mapping
+        mapping.update(self.construct_mapping(node))  # resolves `<<` merges, rejects unhashable keys
+        for key_node in own_keys:
+            key = self.construct_object(key_node)
+            if key in mapping.key_lines:
+                # PyYAML silently keeps the last value; a case must not say two things.
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r} (first at line {mapping.key_lines[key]})", key_node.start_mark)
+            mapping.key_lines[key] = key_node.start_mark.line + 1
+
+    def construct_line_sequence(self, node: yaml.SequenceNode) -> Iterator[_Sequence]:
+        sequence = _Sequence([item.start_mark.line + 1 for item in node.value])
+        yield sequence
+        sequence.extend(self.construct_sequence(node))
+
+    def construct_plain_string(self, node: yaml.ScalarNode) -> str:
+        # Tools receive JSON, where 2026-08-03 is text; a datetime.date would never equal the model's argument.
+        return str(self.construct_scalar(node))
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_line_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_line_sequence)
+_LineLoader.add_constructor("tag:yaml.org,2002:timestamp", _LineLoader.construct_plain_string)
+
+
+class _Report:
+    """The problems found so far in one file, each with its line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.found: list[tuple[int, str]] = []
+
+    def add(self, line: int, message: str) -> None:
+        self.found.append((line, f"{self.path}:{line}: {message}"))
+
+    def stop(self, message: str, line: int | None = None) -> GoldenSetProblems:
+        return GoldenSetProblems([f"{self.path}{'' if line is None else f':{line}'}: {message}"])
+
+
+def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None) -> GoldenSet:
+    """Load and validate a golden set; given the server's `tool_names` (tools/list), also check every tool a case names.
+
+    Raises `GoldenSetProblems` (a `GoldenSetError`) listing every problem found.
+    `content_hash` is the sha256 of the file's bytes followed by the rubric
+    file's bytes, if any: the same as `cat tasks.yaml rubric.md | sha256sum`.
+    """
+    path = Path(path)
+    report = _Report(path)
+    if not path.is_file():
+        raise report.stop("golden-set file not found (expected a YAML file such as golden/tasks.yaml)")
+    raw = path.read_bytes()
+    try:
+        document = yaml.load(raw, Loader=_LineLoader)  # safe: _LineLoader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise report.stop(f"not valid YAML: {exc.problem}", mark.line + 1 if mark else None) from exc
+    except yaml.YAMLError as exc:
+        raise report.stop(f"not valid YAML: {exc}") from exc
+    if document is None:
+        raise report.stop("the file is empty; expected a mapping with a 'cases:' list, or a list of cases", 1)
+
+    server, rubric_path, rubric_bytes, entries = _top_level(document, report)
+    cases: list[GoldenCase] = []
+    first_line: dict[str, int] = {}
+    for number, (line, entry) in enumerate(entries, start=1):
+        case = _read_case(entry, number, line, report, tool_names)
+        case_id = entry.get("id") if isinstance(entry, _Mapping) else None
+        if isinstance(case_id, str) and case_id in first_line:
+            report.add(line, f'case "{case_id}": duplicate id (first used at line {first_line[case_id]}); ids must be unique')
+        elif isinstance(case_id, str):
+            first_line[case_id] = line
+        if case is not None:
+            cases.append(case)
+    if report.found:
+        raise GoldenSetProblems([message for _, message in sorted(report.found, key=lambda found: found[0])])
+    return GoldenSet(
+        path=path,
+        cases=tuple(cases),
+        content_hash=hashlib.sha256(raw + (rubric_bytes or b"")).hexdigest(),
+        server=server,
+        rubric_path=rubric_path,
+        rubric_text=None if rubric_bytes is None else rubric_bytes.decode("utf-8", errors="replace"),
+    )
+
+
+def _top_level(document: Any, report: _Report) -> tuple[str | None, Path | None, bytes | None, list[tuple[int, Any]]]:
+    """The server name, the rubric file and its bytes, and the raw cases with their lines."""
+    if isinstance(document, _Sequence):
+        return None, None, None, document.lined()
+    if not isinstance(document, _Mapping):
+        raise report.stop(f"top level must be a mapping with a 'cases:' list, or a list of cases; got {_describe(document)}", 1)
+    for key in document:
+        if key not in TOP_LEVEL_KEYS:
+            report.add(document.line_of(key), f"unknown top-level key {_quote(key)}{_suggest(key, TOP_LEVEL_KEYS)} (allowed: {', '.join(TOP_LEVEL_KEYS)})")
+    server = document.get("server")
+    if server is not None and not isinstance(server, str):
+        report.add(document.line_of("server"), f"'server' must be a name, got {_describe(server)}")
+    rubric, rubric_path, rubric_bytes = document.get("rubric"), None, None
+    if rubric is not None and not isinstance(rubric, str):
+        report.add(document.line_of("rubric"), f"'rubric' must be a file name, relative to the golden file; got {_describe(rubric)}")
+    elif rubric is not None:
+        rubric_path = report.path.parent / rubric
+        if rubric_path.is_file():
+            rubric_bytes = rubric_path.read_bytes()
+        else:
+            report.add(document.line_of("rubric"), f'rubric file "{rubric}" not found (looked for {rubric_path}); the path is relative to the golden file')
+    cases = document.get("cases")
+    if "cases" not in document:
+        report.add(document.line, "no 'cases:' key; list the golden cases under 'cases:'")
+    elif not isinstance(cases, _Sequence) or not cases:
+        report.add(document.line_of("cases"), f"'cases' must be a non-empty list of cases, got {_describe(cases)}")
+    return server, rubric_path, rubric_bytes, cases.lined() if isinstance(cases, _Sequence) else []
+
+
+def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: Collection[str] | None) -> GoldenCase | None:
+    """The case, or None after reporting each of its problems."""
+    if not isinstance(entry, _Mapping):
+        report.add(line, f"case #{number}: must be a mapping with id, prompt and expect_tool, got {_describe(entry)}")
+        return None
+    case_id = entry.get("id")
+    reader = _CaseReader(entry, f'case "{case_id}"' if _is_name(case_id) else f"case #{number}", report)
+    reader.check_keys_and_text()
+    expect_tool, sequence = reader.tools()
+    expect_args, arg_match = reader.arguments()
+    kind, rubric = entry.get("kind", "soft"), entry.get("rubric")
+    if kind not in CASE_KINDS:
+        reader.problem(f"'kind' must be hard or soft, got {_describe(kind)}", "kind")
+    if rubric is not None and not isinstance(rubric, str):
+        reader.problem(f"'rubric' must be text (what the judge checks in the final answer), got {_describe(rubric)}", "rubric")
+    if tool_names is not None:
+        reader.check_tools_exist(tool_names)
+    if reader.problems:
+        return None
+    return GoldenCase(
+        id=entry["id"],
+        prompt=entry["prompt"],
+        expect_tool=expect_tool,
+        expect_args=_plain(expect_args),
+        arg_match=dict(arg_match),
+        expect_sequence=tuple(sequence),
+        kind=kind,
+        rubric=rubric,
+        line=line,
+    )
+
+
+class _CaseReader:
+    """Checks one case mapping field by field, reporting each problem at its key's line."""
+
+    def __init__(self, entry: _Mapping, name: str, report: _Report) -> None:
+        self.entry, self.name, self.report = entry, name, report
+        self.problems = 0
+
+    def problem(self, message: str, key: Any = None, *, line: int | None = None) -> None:
+        self.problems += 1
+        self.report.add(line or self.entry.line_of(key), f"{self.name}: {message}")
+
+    def check_keys_and_text(self) -> None:
+        for key in self.entry:
+            if key not in CASE_KEYS:
+                self.problem(f"unknown key {_quote(key)}{_suggest(key, CASE_KEYS)} (allowed: {', '.join(CASE_KEYS)})", key)
+        for key in ("id", "prompt"):
+            if key not in self.entry:
+                self.problem(f"missing '{key}'")
+            elif not _is_name(self.entry[key]):
+                self.problem(f"'{key}' must be non-empty text, got {_describe(self.entry[key])}", key)
+
+    def tools(self) -> tuple[str | None, list[str]]:
+        """expect_tool and expect_sequence; an absent expect_tool defaults to the sequence's first tool."""
+        entry = self.entry
+        expect_tool, raw_sequence = entry.get("expect_tool"), entry.get("expect_sequence")
+        if expect_tool is not None and not _is_name(expect_tool):
+            self.problem(f"'expect_tool' must be a tool name, or null for a case where no tool may be called; got {_describe(expect_tool)}", "expect_tool")
+        sequence: list[str] = []
+        if "expect_sequence" in entry and (not isinstance(raw_sequence, _Sequence) or not raw_sequence):
+            self.problem(f"'expect_sequence' must be a non-empty list of tool names, got {_describe(raw_sequence)}", "expect_sequence")
+        elif isinstance(raw_sequence, _Sequence):
+            for position, (line, item) in enumerate(raw_sequence.lined(), start=1):
+                if not _is_name(item):
+                    self.problem(f"expect_sequence item {position} must be a tool name, got {_describe(item)}", line=line)
+            sequence = [item for item in raw_sequence if _is_name(item)]
+        if "expect_tool" not in entry and "expect_sequence" not in entry:
+            self.problem("missing 'expect_tool'; name the tool a good model calls, or write 'expect_tool: null' for a case where no tool may be called")
+        elif "expect_tool" in entry and expect_tool is None:
+            for key in ("expect_args", "expect_sequence"):
+                if key in entry:
+                    self.problem(f"a negative case ('expect_tool: null') cannot have '{key}'; remove it, or name the tool to call", key)
+        elif _is_name(expect_tool) and sequence and sequence[0] != expect_tool:
+            self.problem(
+                f'expect_tool "{expect_tool}" is not the first tool of expect_sequence ("{sequence[0]}"); make them agree or drop expect_tool', "expect_tool"
+            )
+        return (expect_tool if "expect_tool" in entry or not sequence else sequence[0]), sequence
+
+    def arguments(self) -> tuple[_Mapping, _Mapping]:
+        expect_args = self.entry.get("expect_args", _Mapping(self.entry.line))
+        arg_match = self.entry.get("arg_match", _Mapping(self.entry.line))
+        if not isinstance(expect_args, _Mapping):
+            self.problem(f"'expect_args' must be a mapping of argument name to expected value, got {_describe(expect_args)}", "expect_args")
+        if not isinstance(arg_match, _Mapping):
+            self.problem(f"'arg_match' must be a mapping of argument name to exact, semantic or ignore; got {_describe(arg_match)}", "arg_match")
+            return expect_args, _Mapping(0)
+        for argument, mode in arg_match.items():
+            if mode not in ARG_MATCH_MODES:
+                self.problem(f'arg_match for "{argument}" is {_describe(mode)}; use one of {", ".join(ARG_MATCH_MODES)}', line=arg_match.line_of(argument))
+            if isinstance(expect_args, _Mapping) and argument not in expect_args:
+                has = ", ".join(str(name) for name in expect_args) or "nothing"
+                self.problem(f'arg_match names "{argument}", which is not in expect_args (has: {has})', line=arg_match.line_of(argument))
+        return expect_args, arg_match
+
+    def check_tools_exist(self, tool_names: Collection[str]) -> None:
+        named: list[tuple[int, Any]] = [(self.entry.line_of("expect_tool"), self.entry.get("expect_tool"))]
+        sequence = self.entry.get("expect_sequence")
+        named += sequence.lined() if isinstance(sequence, _Sequence) else []
+        reported: set[str] = set()
+        for line, tool in named:
+            if _is_name(tool) and tool not in tool_names and tool not in reported:
+                reported.add(tool)
+                self.problem(f'unknown tool "{tool}"{_suggest(tool, tool_names)} (server has: {_names(tool_names)})', line=line)
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _plain(value: Any) -> Any:
+    """Plain dicts and lists, so the line bookkeeping never leaks into a `GoldenCase`."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list" if value else "an empty list"
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _quote(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else _describe(value)
+
+
+def _suggest(name: Any, choices: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1) if isinstance(name, str) else []
+    return f', did you mean "{close[0]}"?' if close else ""
+
+
+def _names(tool_names: Collection[str]) -> str:
+    ordered = sorted(tool_names)
+    if not ordered:
+        return "no tools"
+    return ", ".join(ordered[:_NAMES_SHOWN]) + (", ..." if len(ordered) > _NAMES_SHOWN else "")
