@@ -21,6 +21,7 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 
 run: $(VENV)/.runtime
 	$(PY) -m evalcore conformance --reference --call-tools all
+	$(PY) -m evalcore run --server reference --golden golden/tasks.yaml --models sim/lexical --runs 5 --out data/behaviour-report.json
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check evalcore tests bench app.py pages
@@ -32,6 +33,7 @@ test: lint
 
 bench: $(VENV)/.runtime
 	$(PY) bench/conformance_speed.py
+	$(PY) bench/concurrency.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -51,6 +51,37 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
     conformance.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
 
+    run = commands.add_parser("run", help="Layer 1: run a golden set through models with the server's tools, scored and stored")
+    run.add_argument("--golden", type=Path, default=Path("golden/tasks.yaml"), metavar="PATH", help="golden set YAML (default golden/tasks.yaml)")
+    run.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings (default sim/lexical)")
+    run_target = run.add_mutually_exclusive_group()
+    run_target.add_argument("--server", metavar="NAME", help="a configured server: reference")
+    run_target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
+    run_target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    run.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
+    run.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
+    run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
+    run.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
+    run.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
+    run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
+    run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
+    run.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
+    run.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
+    run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
+    run.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
+
+    gate = commands.add_parser("gate", help="fail when a behaviour report dropped more than --max-drop below a baseline")
+    gate.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")
+    gate.add_argument("--baseline", default="last-green", metavar="PATH|last-green", help="a baseline report file, or last-green from the store")
+    gate.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
+    gate.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"store that holds the last green run (default {DEFAULT_DB})")
+
+    runs = commands.add_parser("runs", help="list stored behaviour runs (crashed runs show as crashed)")
+    runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
+
     scan = commands.add_parser("migrate-scan", help="find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
@@ -63,6 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalcore.commands.conformance import run_conformance_command
 
             return run_conformance_command(args)
+        if args.command == "run":
+            from evalcore.commands.run import run_behaviour_command
+
+            return run_behaviour_command(args)
+        if args.command == "gate":
+            from evalcore.commands.gate import run_gate_command
+
+            return run_gate_command(args)
+        if args.command == "runs":
+            from evalcore.commands.run import list_runs_command
+
+            return list_runs_command(args)
         if args.command == "migrate-scan":
             from evalcore.commands.migrate_scan import run_migrate_scan_command
 

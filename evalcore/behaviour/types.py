@@ -59,3 +59,29 @@ class AttemptScore:
     task_completed: bool | None  # the judge's verdict, when a judge ran
     passed: bool
     reasons: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One finished attempt, as stored: the score, the telemetry and the whole transcript."""
+
+    model: str
+    case_id: str
+    attempt: int
+    case_hash: str
+    case_kind: str
+    simulated: bool
+    model_version: str | None
+    score: AttemptScore
+    tool_calls: tuple[ToolCall, ...]
+    final_text: str | None
+    stop_reason: str
+    error: str | None
+    latency_ms: float | None  # model time summed over the attempt's turns
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    retries: int
+    transcript_json: str
+    judge: JudgeVerdict | None = None
+    cached_from: str | None = None  # the run whose stored attempt was reused (--cache)

@@ -1,0 +1,128 @@
+"""Benchmark: model-call concurrency of the harness on a sim endpoint with a fixed latency.
+
+Three measurements, side by side in one run against the same local
+OpenAI-compatible sim endpoint (`python -m evalcore.models.sim.server`):
+
+1. raw httpx: N chat-completion POSTs at concurrency C (the floor any client can reach);
+2. the harness's model layer: N `evalcore.models.adapter.complete()` calls through litellm at concurrency C;
+3. the whole runner: `evalcore run` machinery (agent loop, MCP server, scoring, DuckDB batches)
+   on N attempts of one model call each, at concurrency C.
+
+Each is reported against the ideal time N x latency / C, and per-call
+overhead is measured at concurrency 1 (harness mean minus raw httpx mean).
+Run: `make bench` or `.venv/bin/python bench/concurrency.py [--calls 600 --concurrency 16 --latency-ms 50]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+import httpx  # noqa: E402
+
+from evalcore.models.sim.launcher import running_sim_server  # noqa: E402
+from evalcore.models.tool_format import to_openai_tools  # noqa: E402
+from evalcore.models.types import ModelSpec  # noqa: E402
+
+PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
+
+
+async def raw_httpx(api_base: str, calls: int, concurrency: int) -> list[float]:
+    gate = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    async with httpx.AsyncClient(timeout=30, trust_env=False, limits=httpx.Limits(max_connections=concurrency * 2)) as client:
+
+        async def one() -> None:
+            async with gate:
+                started = time.perf_counter()
+                response = await client.post(f"{api_base}/chat/completions", json={"model": "sim-lexical", "messages": PROMPT})
+                response.raise_for_status()
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        await asyncio.gather(*(one() for _ in range(calls)))
+    return latencies
+
+
+async def harness(api_base: str, calls: int, concurrency: int) -> list[float]:
+    from evalcore.models.adapter import complete
+
+    spec = ModelSpec(name="hosted_vllm/sim-lexical", api_base=api_base, timeout_s=30)
+    _, name_map = to_openai_tools([])
+    gate = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+
+    async def one() -> None:
+        async with gate:
+            started = time.perf_counter()
+            await complete(spec, PROMPT, [], name_map)
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    await asyncio.gather(*(one() for _ in range(calls)))
+    return latencies
+
+
+def whole_runner(calls: int, concurrency: int, latency_ms: float) -> float:
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.reference import running_reference_server
+    from evalcore.target import Target
+
+    runs = 5
+    cases = calls // runs
+    with tempfile.TemporaryDirectory() as folder, running_reference_server() as url:
+        root = Path(folder)
+        (root / "tasks.yaml").write_text("cases:\n" + "".join(f"  - {{id: chat-{i}, prompt: 'Hello {i}', expect_tool: null}}\n" for i in range(cases)))
+        (root / "script.yaml").write_text(f"defaults: {{latency_ms: {latency_ms}}}\ncases: {{}}\n")
+        config = BehaviourConfig(
+            golden_path=root / "tasks.yaml",
+            models=(ModelSpec(name=f"sim/script:{root / 'script.yaml'}", max_concurrency=concurrency),),
+            db_path=root / "evals.duckdb",
+            runs=runs,
+            concurrency=concurrency,
+        )
+        started = time.perf_counter()
+        asyncio.run(run_behaviour(config, Target(url=url)))
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=600)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    args = parser.parse_args()
+    ideal = args.calls * args.latency_ms / 1000 / args.concurrency
+    with running_sim_server(latency_ms=args.latency_ms) as api_base:
+        asyncio.run(harness(api_base, 20, 4))  # warm-up: litellm import, first connections
+        asyncio.run(raw_httpx(api_base, 20, 4))
+        started = time.perf_counter()
+        asyncio.run(raw_httpx(api_base, args.calls, args.concurrency))
+        raw_wall = time.perf_counter() - started
+        started = time.perf_counter()
+        asyncio.run(harness(api_base, args.calls, args.concurrency))
+        harness_wall = time.perf_counter() - started
+        raw_serial = asyncio.run(raw_httpx(api_base, 50, 1))
+        harness_serial = asyncio.run(harness(api_base, 50, 1))
+    runner_wall = whole_runner(args.calls, args.concurrency, args.latency_ms)
+    print(f"workload: {args.calls} calls, concurrency {args.concurrency}, sim latency {args.latency_ms:g} ms; ideal {ideal:.3f} s")
+    print(f"raw httpx        : {raw_wall:.3f} s  ratio {raw_wall / ideal:.3f} x ideal")
+    print(f"harness (litellm): {harness_wall:.3f} s  ratio {harness_wall / ideal:.3f} x ideal")
+    print(f"whole runner     : {runner_wall:.3f} s  ratio {runner_wall / ideal:.3f} x ideal (agent loop, MCP server, scoring, DuckDB; in-process sim)")
+    overhead = statistics.mean(harness_serial) - statistics.mean(raw_serial)
+    print(
+        f"per-call overhead at concurrency 1: {overhead:.2f} ms "
+        f"(harness mean {statistics.mean(harness_serial):.2f} ms, raw httpx mean {statistics.mean(raw_serial):.2f} ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Orchestration: the agent loop — a model with the server's tools, each call executed on the real MCP server.
+
+The model's tool call goes to the server through the evalcore client, the
+result goes back to the model, until the model answers without calling a
+tool or the step limit is reached.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalcore.behaviour.types import ToolExecution, Transcript
+from evalcore.client import McpClient
+from evalcore.errors import ModelError
+from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+
+SYSTEM_PROMPT = (
+    "You are a support-desk assistant with access to tools. Use a tool only when the request needs one; "
+    "answer directly when it does not. When a tool fails, say so plainly instead of guessing."
+)
+MAX_TOOL_RESULT_CHARS = 20_000
+
+
+async def run_agent(
+    *,
+    prompt: str,
+    model: ModelSpec,
+    mcp: McpClient,
+    mcp_tools: Sequence[Mapping[str, Any]],
+    context: Mapping[str, Any],
+    max_steps: int = 8,
+) -> Transcript:
+    from evalcore.models.adapter import complete
+    from evalcore.models.tool_format import to_openai_tools
+
+    openai_tools, name_map = to_openai_tools(mcp_tools)
+    schemas = {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+    turns: list[ModelTurn] = []
+    executions: list[ToolExecution] = []
+    for _ in range(max_steps):
+        try:
+            turn = await complete(model, messages, openai_tools, name_map, context=context)
+        except ModelError as exc:
+            return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "model_error", str(exc))
+        turns.append(turn)
+        messages.append(dict(turn.raw_message))
+        if not turn.tool_calls:
+            return Transcript(tuple(messages), tuple(turns), tuple(executions), turn.text, "final")
+        for call in turn.tool_calls:
+            execution = await execute_tool(mcp, call, schemas.get(call.name))
+            executions.append(execution)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_result_text(execution)})
+    return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "step_limit", f"no final answer within {max_steps} model turns")
+
+
+async def execute_tool(mcp: McpClient, call: ToolCall, input_schema: object) -> ToolExecution:
+    """Run one tool call on the server; protocol and transport failures become an error the model sees."""
+    started = time.perf_counter()
+    exchange = await mcp.call_tool(call.name, call.arguments, input_schema if isinstance(input_schema, dict) else None)
+    elapsed = (time.perf_counter() - started) * 1000
+    if exchange.result is not None:
+        return ToolExecution(call, exchange.result, None, exchange.result.get("isError") is True, elapsed)
+    error = exchange.error
+    reason = f"{error.get('code')}: {error.get('message')}" if error else str(exchange.failure or "no answer")
+    return ToolExecution(call, None, reason, True, elapsed)
+
+
+def tool_result_text(execution: ToolExecution) -> str:
+    """What the model is shown: the result's text content (or structured content), prefixed when it is an error."""
+    if execution.result is None:
+        return f"Error: the tool call failed ({execution.error})"
+    parts = [str(item.get("text", "")) for item in execution.result.get("content") or [] if isinstance(item, dict) and item.get("type") == "text"]
+    text = "\n".join(p for p in parts if p)
+    if not text and "structuredContent" in execution.result:
+        text = json.dumps(execution.result["structuredContent"])
+    text = text[:MAX_TOOL_RESULT_CHARS]
+    return f"Error: {text}" if execution.is_error else text
+
+
+def transcript_json(transcript: Transcript) -> str:
+    """The whole attempt for storage and the drill-down: messages, per-turn telemetry, tool executions."""
+    return json.dumps(
+        {
+            "messages": list(transcript.messages),
+            "turns": [
+                {
+                    "latency_ms": round(t.latency_ms, 3),
+                    "input_tokens": t.input_tokens,
+                    "output_tokens": t.output_tokens,
+                    "cost_usd": t.cost_usd,
+                    "model_version": t.model_version,
+                    "retries": t.retries,
+                    "finish_reason": t.finish_reason,
+                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in t.tool_calls],
+                }
+                for t in transcript.turns
+            ],
+            "executions": [
+                {
+                    "tool": e.call.name,
+                    "arguments": dict(e.call.arguments),
+                    "result": e.result,
+                    "error": e.error,
+                    "is_error": e.is_error,
+                    "latency_ms": round(e.latency_ms, 3),
+                }
+                for e in transcript.executions
+            ],
+            "final_text": transcript.final_text,
+            "stop_reason": transcript.stop_reason,
+            "error": transcript.error,
+        },
+        default=str,
+    )

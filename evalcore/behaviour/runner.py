@@ -1,0 +1,356 @@
+"""Orchestration: run a golden set through models against a live MCP server, repeated, stored in batches.
+
+Cases x models x attempts run concurrently (a global limit and a per-model
+limit). Finished attempts go to the store in batches, each batch one
+transaction, so a crash loses only attempts that were never acknowledged.
+A run can be resumed by id; `--cache` reuses stored attempts of an
+unchanged case on an unchanged server and model (the attempt number is part
+of the key, so repeats stay independent samples).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from evalcore.behaviour.agent import run_agent, transcript_json
+from evalcore.behaviour.report import apply_baseline, build_report
+from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict
+from evalcore.client import McpClient
+from evalcore.errors import ConfigError, ModelError, TargetError
+from evalcore.fingerprint import canonical_json, server_fingerprint
+from evalcore.golden.loader import load_golden_set
+from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.types import ModelSpec, ToolCall
+from evalcore.scoring.attempt import score_attempt
+from evalcore.store import behaviour as store
+from evalcore.target import Target
+from evalcore.transport.base import Limits
+
+ProgressCallback = Callable[[int, int], None]
+_NO_RECORD: Any = object()  # a wake-up with nothing new, so a waiting batch still gets written
+
+
+@dataclass(frozen=True)
+class BehaviourConfig:
+    golden_path: Path
+    models: tuple[ModelSpec, ...]
+    db_path: Path
+    runs: int = 5
+    concurrency: int = 8
+    use_cache: bool = False
+    judge: ModelSpec | None = None
+    max_steps: int = 8
+    run_date: date | None = None  # the date the run stands for; today by default
+    max_drop: float = 0.02  # the run gate: largest tolerated drop of a metric below the last green run
+    batch_size: int = 20
+    batch_seconds: float = 0.5
+    limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    model: ModelSpec
+    case: GoldenCase
+    attempt: int
+
+
+def case_hash(case: GoldenCase) -> str:
+    """Content hash of a case (its line number excluded), for caching and drift attribution."""
+    content = {k: v for k, v in asdict(case).items() if k != "line"}
+    return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()[:16]
+
+
+async def run_behaviour(
+    config: BehaviourConfig,
+    target: Target,
+    *,
+    resume_run_id: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a behaviour evaluation and return its report; the report is also stored with the run."""
+    client = McpClient(target.open(config.limits), limits=config.limits)
+    try:
+        discover, tools = await _server_surface(client, target)
+        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools])
+        fingerprint = server_fingerprint(discover, tools)
+        if resume_run_id is not None:
+            run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
+        else:
+            run_id = store.new_run_id()
+            store.create_run(
+                config.db_path,
+                run_id=run_id,
+                run_date=config.run_date or date.today(),
+                golden_path=str(config.golden_path),
+                golden_hash=golden.content_hash,
+                server_target=str(target),
+                server_name=_server_name(discover),
+                server_fingerprint=fingerprint,
+                server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
+                models=[m.name for m in config.models],
+                runs=config.runs,
+                config=_config_json(config),
+            )
+        try:
+            await _execute(config, run_id, golden, client, tools, fingerprint, progress)
+        except BaseException as exc:
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
+            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        run = store.load_run(config.db_path, run_id)
+        report = build_report(run, golden, store.load_attempts(config.db_path, run_id), config.models)
+        baseline = store.last_green_report(config.db_path, golden_path=str(config.golden_path), exclude_run=run_id)
+        report = apply_baseline(report, baseline, config.max_drop)
+        store.finish_run(config.db_path, run_id, status="complete", passed=report["passed"], report=report)
+        return report
+    finally:
+        await client.aclose()
+
+
+async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    discover = await client.discover()
+    if discover.failure is not None and discover.failure.kind in ("connect", "closed"):
+        raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(50):
+        exchange = await client.request("tools/list", {"cursor": cursor} if cursor else None)
+        if exchange.result is None or not isinstance(exchange.result.get("tools"), list):
+            raise TargetError(f"{target} did not list its tools: {exchange.describe()} (run `python -m evalcore conformance` on it)")
+        tools.extend(t for t in exchange.result["tools"] if isinstance(t, dict))
+        cursor = exchange.result.get("nextCursor")
+        if not cursor:
+            break
+    return discover.result or {}, tools
+
+
+def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
+    run = store.load_run(config.db_path, run_id)
+    if run["effective_status"] == "complete":
+        raise ConfigError(f"run {run_id} is already complete; nothing to resume")
+    if run["effective_status"] == "running":
+        raise ConfigError(f"run {run_id} is still running (pid {run['pid']}); resume it only after it stopped or crashed")
+    if run["golden_hash"] != golden.content_hash:
+        raise ConfigError(f"the golden set changed since run {run_id} started; start a new run instead of resuming")
+    if run["server_fingerprint"] != fingerprint:
+        raise ConfigError(f"the server's tools changed since run {run_id} started; start a new run instead of resuming")
+    stored = json.loads(run["config_json"])
+    models = tuple(ModelSpec(**spec) for spec in stored["models"])
+    judge = ModelSpec(**stored["judge"]) if stored.get("judge") else None
+    run_date = run["run_date"]
+    return run_id, replace(config, models=models, runs=int(run["runs"]), judge=judge, max_steps=int(stored["max_steps"]), run_date=run_date)
+
+
+async def _execute(
+    config: BehaviourConfig,
+    run_id: str,
+    golden: GoldenSet,
+    client: McpClient,
+    tools: Sequence[Mapping[str, Any]],
+    fingerprint: str,
+    progress: ProgressCallback | None,
+) -> None:
+    done = store.done_attempt_keys(config.db_path, run_id)
+    items = [
+        WorkItem(model, case, attempt)
+        for model in config.models
+        for case in golden.cases
+        for attempt in range(1, config.runs + 1)
+        if (model.name, case.id, attempt) not in done
+    ]
+    total, finished = len(items) + len(done), len(done)
+    if progress:
+        progress(finished, total)
+    queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
+    writer = asyncio.create_task(_batch_writer(config, run_id, queue))
+    cached = (
+        store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
+        if config.use_cache
+        else {}
+    )
+    overall = asyncio.Semaphore(max(1, config.concurrency))
+    per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
+    run_date = (config.run_date or date.today()).isoformat()
+
+    async def one(item: WorkItem) -> None:
+        nonlocal finished
+        hit = cached.get((item.model.name, case_hash(item.case), item.attempt))
+        if hit is not None:
+            record = _record_from_cache(item, hit)
+        else:
+            async with overall, per_model[item.model.name]:
+                record = await _attempt(config, golden, client, tools, item, run_date)
+        await queue.put(record)
+        finished += 1
+        if progress:
+            progress(finished, total)
+
+    try:
+        await asyncio.gather(*(one(item) for item in items))
+    finally:
+        await queue.put(None)
+        await writer  # every finished attempt is acknowledged before we return or re-raise
+
+
+async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Queue[AttemptRecord | None]) -> None:
+    """Store finished attempts in batches: when `batch_size` are waiting, when the oldest waited `batch_seconds`, and at the end."""
+    batch: list[AttemptRecord] = []
+    oldest = time.monotonic()
+    closing = False
+    while not closing:
+        try:
+            record = await asyncio.wait_for(queue.get(), config.batch_seconds)
+        except TimeoutError:
+            record = _NO_RECORD
+        if record is None:
+            closing = True
+        elif isinstance(record, AttemptRecord):
+            if not batch:
+                oldest = time.monotonic()
+            batch.append(record)
+        if batch and (closing or len(batch) >= config.batch_size or time.monotonic() - oldest >= config.batch_seconds):
+            await asyncio.to_thread(store.write_attempts, config.db_path, run_id, batch)
+            batch = []
+
+
+async def _attempt(
+    config: BehaviourConfig,
+    golden: GoldenSet,
+    client: McpClient,
+    tools: Sequence[Mapping[str, Any]],
+    item: WorkItem,
+    run_date: str,
+) -> AttemptRecord:
+    context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
+    transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, mcp_tools=tools, context=context, max_steps=config.max_steps)
+    judge: JudgeVerdict | None = None
+    if config.judge is not None and item.case.rubric and transcript.stop_reason == "final":
+        from evalcore.models.judge import judge_answer
+
+        try:
+            judge = await judge_answer(
+                config.judge,
+                rubric=golden.rubric_text or "",
+                case_rubric=item.case.rubric,
+                prompt=item.case.prompt,
+                tool_calls_summary=_calls_summary(transcript.tool_calls),
+                final_text=transcript.final_text,
+            )
+        except ModelError:
+            judge = None  # a judge outage leaves the attempt unjudged rather than failing it or the run
+    score = score_attempt(item.case, transcript.tool_calls, judge)
+    if transcript.stop_reason == "model_error":
+        score = AttemptScore(False, None, None, None, None, False, (f"model error: {transcript.error}",))
+    turns = transcript.turns
+    return AttemptRecord(
+        model=item.model.name,
+        case_id=item.case.id,
+        attempt=item.attempt,
+        case_hash=case_hash(item.case),
+        case_kind=item.case.kind,
+        simulated=item.model.simulated,
+        model_version=next((t.model_version for t in reversed(turns) if t.model_version), None),
+        score=score,
+        tool_calls=transcript.tool_calls,
+        final_text=transcript.final_text,
+        stop_reason=transcript.stop_reason,
+        error=transcript.error,
+        latency_ms=sum(t.latency_ms for t in turns) if turns else None,
+        input_tokens=_sum_or_none(t.input_tokens for t in turns),
+        output_tokens=_sum_or_none(t.output_tokens for t in turns),
+        cost_usd=_sum_or_none(t.cost_usd for t in turns),
+        retries=sum(t.retries for t in turns),
+        transcript_json=transcript_json(transcript),
+        judge=judge,
+    )
+
+
+def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
+    score = AttemptScore(
+        row["selection_correct"],
+        row["args_correct"],
+        row["sequence_correct"],
+        row["over_call"],
+        row["task_completed"],
+        row["passed"],
+        tuple(json.loads(row["reasons_json"])),
+    )
+    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"]))
+    judge = JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None
+    return AttemptRecord(
+        model=item.model.name,
+        case_id=item.case.id,
+        attempt=item.attempt,
+        case_hash=row["case_hash"],
+        case_kind=item.case.kind,
+        simulated=row["simulated"],
+        model_version=row["model_version"],
+        score=score,
+        tool_calls=calls,
+        final_text=row["final_text"],
+        stop_reason=row["stop_reason"],
+        error=row["error"],
+        latency_ms=row["latency_ms"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        cost_usd=row["cost_usd"],
+        retries=row["retries"],
+        transcript_json=row["transcript_json"],
+        judge=judge,
+        cached_from=row["cached_from"] or row["run_id"],
+    )
+
+
+def _calls_summary(calls: Sequence[ToolCall]) -> str:
+    return "\n".join(f"{c.name}({json.dumps(dict(c.arguments))})" for c in calls) or "(no tool calls)"
+
+
+def _sum_or_none(values: Any) -> Any:
+    collected = list(values)
+    return None if not collected or any(v is None for v in collected) else sum(collected)
+
+
+def _server_name(discover: Mapping[str, Any]) -> str | None:
+    meta = discover.get("_meta")
+    info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
+    return f"{info.get('name')} {info.get('version', '')}".strip() if isinstance(info, dict) else None
+
+
+def _config_json(config: BehaviourConfig) -> dict[str, Any]:
+    """What a resume needs; model specs hold names and settings only (keys live in the environment)."""
+    return {
+        "models": [asdict(m) for m in config.models],
+        "judge": asdict(config.judge) if config.judge else None,
+        "max_steps": config.max_steps,
+        "concurrency": config.concurrency,
+        "use_cache": config.use_cache,
+        "started": datetime.now(UTC).isoformat(),
+    }
+
+
+class TerminalProgress:
+    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.started = time.perf_counter()
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        rate = done / max(1e-9, time.perf_counter() - self.started)
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} attempts · {rate:.1f}/s{end}")
+        sys.stderr.flush()

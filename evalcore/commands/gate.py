@@ -1,0 +1,40 @@
+"""Command: `python -m evalcore gate` — compare a behaviour report with a baseline; exit 1 on a drop beyond the bound."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import ConfigError
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read report {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not JSON: {exc}") from exc
+    if not isinstance(report, dict) or report.get("kind") != "behaviour":
+        raise ConfigError(f"{path} is not a behaviour report (written by `python -m evalcore run --out`)")
+    return report
+
+
+def run_gate_command(args: argparse.Namespace) -> int:
+    from evalcore.gate import compare_to_baseline, render_gate
+
+    report = _read_report(args.report)
+    if args.baseline == "last-green":
+        from evalcore.store.behaviour import last_green_report
+
+        baseline = last_green_report(args.db, golden_path=report["golden"]["path"], exclude_run=report.get("runId"))
+        if baseline is None:
+            print(f"no green run of {report['golden']['path']} in {args.db} to compare with: nothing to gate (pass)")
+            return 0
+    else:
+        baseline = _read_report(Path(args.baseline))
+    result = compare_to_baseline(report, baseline, args.max_drop)
+    print(render_gate(result))
+    return 0 if result.passed else 1

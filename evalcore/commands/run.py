@@ -1,0 +1,106 @@
+"""Command: `python -m evalcore run` (Layer 1) and `python -m evalcore runs`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from datetime import date
+from pathlib import Path
+
+from evalcore.errors import ConfigError
+from evalcore.models.types import ModelSpec
+from evalcore.transport.base import Limits
+
+# litellm reaches the network on import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
+    names = [name.strip() for name in args.models.split(",") if name.strip()]
+    if not names:
+        raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--models lists a model twice: {args.models}")
+    return tuple(
+        ModelSpec(
+            name=name,
+            api_base=None if name.startswith("sim/") else args.api_base,
+            max_concurrency=args.model_concurrency,
+            timeout_s=args.timeout,
+        )
+        for name in names
+    )
+
+
+def run_behaviour_command(args: argparse.Namespace) -> int:
+    from evalcore.behaviour.report import render_summary
+    from evalcore.behaviour.runner import BehaviourConfig, TerminalProgress, run_behaviour
+    from evalcore.target import resolve_target
+
+    if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
+        raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
+    if not 0 <= args.max_drop <= 1:
+        raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
+    run_date = _parse_date(args.date) if args.date else None
+    if args.prices:
+        _register_prices(args.prices)
+    judge = ModelSpec(name=args.judge, timeout_s=args.timeout) if args.judge else None
+    config = BehaviourConfig(
+        golden_path=args.golden,
+        models=model_specs(args),
+        db_path=args.db,
+        runs=args.runs,
+        concurrency=args.concurrency,
+        use_cache=args.cache,
+        judge=judge,
+        run_date=run_date,
+        max_drop=args.max_drop,
+        limits=Limits(read_timeout=max(30.0, args.timeout)),
+    )
+    server = args.server if not (args.url or args.stdio) else None
+    if server is None and not (args.url or args.stdio):
+        server = "reference"
+    with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
+        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, progress=TerminalProgress("running")))
+    print(render_summary(report))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
+    return 1 if failed else 0
+
+
+def list_runs_command(args: argparse.Namespace) -> int:
+    from evalcore.store.behaviour import list_runs
+
+    runs = list_runs(args.db)
+    if not runs:
+        print(f"no behaviour runs in {args.db}")
+        return 0
+    print(f"{'run id':<24} {'status':<10} {'date':<10} {'attempts':>8}  models / golden set")
+    for run in runs:
+        models = ",".join(json.loads(run["models_json"]))
+        print(f"{run['run_id']:<24} {run['effective_status']:<10} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
+    return 0
+
+
+def _parse_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise ConfigError(f"--date must be YYYY-MM-DD, got {text!r}") from exc
+
+
+def _register_prices(path: Path) -> None:
+    import yaml
+
+    from evalcore.models.pricing import register_prices
+
+    try:
+        table = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        register_prices({name: (float(p["input"]), float(p["output"])) for name, p in table.items()})
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a price table of the form {{model: {{input: USD/token, output: USD/token}}}} ({exc})") from exc

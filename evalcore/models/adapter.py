@@ -1,0 +1,231 @@
+"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`), with bounded retries.
+
+`complete()` sends the conversation and the tools (OpenAI function tools from
+`tool_format.to_openai_tools`) and returns a `ModelTurn`: text, tool calls with
+their MCP names mapped back, tokens, cost, the provider's model version,
+latency and the number of retries.
+
+- Keys are never passed: litellm reads them from the environment. Every error
+  text this module produces goes through `secrets.redact`.
+- Retries are ours alone (litellm's and the OpenAI SDK's own retries are off,
+  `max_retries=0`, so the count is honest): rate limits (429), 5xx,
+  connection errors and timeouts are retried up to `spec.max_retries` times
+  with exponential backoff (0.5 s doubling, capped at 8 s, plus up to 25 %
+  jitter so parallel attempts do not retry in lockstep). Other errors (auth,
+  bad request, not found) fail at once. Either way the caller gets
+  `ModelError("<model>: <one-line reason>")`.
+- `drop_params=True` lets providers that take no `seed` or `temperature` ignore
+  them instead of failing.
+- `context` (case id, attempt, run date) travels as `metadata={"evalcore": ...}`:
+  litellm hands it to custom providers (the sim reads it) and does not send it
+  to OpenAI-compatible APIs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from evalcore.errors import ConfigError, ModelError
+from evalcore.models.pricing import turn_cost
+from evalcore.models.secrets import redact
+from evalcore.models.tool_format import ToolNameMap
+from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+
+RETRYABLE_STATUS = frozenset({408, 429})
+MAX_REASON_CHARS = 300
+# litellm enforces `timeout` on HTTP providers, not on every code path (custom providers, some SDKs):
+# a hard ceiling a little above it keeps one stuck call from stalling a run.
+TIMEOUT_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Wait before retry n (n = 1, 2, ...): min(initial_s * 2**(n-1), max_s) plus jitter up to a quarter of initial_s."""
+
+    initial_s: float = 0.5
+    max_s: float = 8.0
+
+
+DEFAULT_BACKOFF = Backoff()
+
+
+def check_model_string(spec: ModelSpec) -> None:
+    """A `ConfigError` for a model string no provider will take, before any call is made."""
+    if not spec.name or spec.name != spec.name.strip():
+        raise ConfigError(f"model {spec.name!r}: a model string looks like provider/model, e.g. openai/gpt-4o or sim/lexical")
+    if spec.simulated:
+        from evalcore.models.sim.catalog import check_sim_model
+
+        check_sim_model(spec.name)
+        return
+    from evalcore.models.litellm_loader import litellm
+
+    try:
+        litellm.get_llm_provider(model=spec.name, api_base=spec.api_base)
+    except Exception as exc:  # litellm raises BadRequestError for an unknown provider
+        raise ConfigError(
+            f"model {spec.name!r}: litellm does not know its provider; write it as provider/model (e.g. openai/gpt-4o, hosted_vllm/name)"
+        ) from exc
+
+
+def build_request(
+    spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], context: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The keyword arguments for `litellm.acompletion`. No key: litellm takes it from the environment."""
+    request: dict[str, Any] = {
+        "model": spec.name,
+        "messages": copy.deepcopy([dict(m) for m in messages]),
+        "timeout": spec.timeout_s,
+        "temperature": spec.temperature,
+        "drop_params": True,
+        "max_retries": 0,
+        "metadata": {"evalcore": dict(context or {})},
+    }
+    if spec.seed is not None:
+        request["seed"] = spec.seed
+    if spec.api_base:
+        request["api_base"] = spec.api_base
+    if tools:
+        request["tools"] = copy.deepcopy([dict(t) for t in tools])
+        request["tool_choice"] = "auto"
+    return request
+
+
+def is_retryable(exc: BaseException) -> bool:
+    from evalcore.models.litellm_loader import litellm
+
+    transient = (litellm.RateLimitError, litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.APIConnectionError, litellm.Timeout)
+    if isinstance(exc, (*transient, TimeoutError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line: the exception class and the first line of its message, without litellm's repeated prefix."""
+    lines = str(exc).strip().splitlines()
+    message = re.sub(r"^litellm\.\w+:\s*", "", lines[0] if lines else "")
+    name = type(exc).__name__
+    if not message.startswith(name):
+        message = f"{name}: {message}" if message else name
+    return message[:MAX_REASON_CHARS]
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], str, bool]:
+    """(arguments, raw JSON text, valid): invalid or non-object JSON gives `{}` and False; empty text is `{}`."""
+    if isinstance(raw, Mapping):
+        return dict(raw), json.dumps(raw), True
+    text = "" if raw is None else str(raw)
+    if not text.strip():
+        return {}, text, True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return {}, text, False
+    return (parsed, text, True) if isinstance(parsed, dict) else ({}, text, False)
+
+
+def _content_text(content: Any) -> str | None:
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return content if isinstance(content, str) and content else None
+
+
+def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, latency_ms: float, retries: int) -> ModelTurn:
+    """A litellm `ModelResponse` as a `ModelTurn`; `raw_message` keeps the model-side tool names, for the next turn."""
+    if not getattr(response, "choices", None):
+        raise ModelError(f"{spec.name}: the response has no choices")
+    choice = response.choices[0]
+    message = choice.message
+    text = _content_text(getattr(message, "content", None))
+    calls: list[ToolCall] = []
+    wire_calls: list[dict[str, Any]] = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = call.function
+        model_name = str(function.name or "")
+        arguments, raw, valid = parse_arguments(function.arguments)
+        call_id = call.id or f"call_{index}"
+        calls.append(ToolCall(id=call_id, name=name_map.to_mcp(model_name), arguments=arguments, raw_arguments=raw, arguments_valid_json=valid))
+        wire_calls.append({"id": call_id, "type": "function", "function": {"name": model_name, "arguments": raw}})
+    raw_message: dict[str, Any] = {"role": "assistant", "content": text}
+    if wire_calls:
+        raw_message["tool_calls"] = wire_calls
+    usage = getattr(response, "usage", None)
+    input_tokens = getattr(usage, "prompt_tokens", None)
+    output_tokens = getattr(usage, "completion_tokens", None)
+    fingerprint = getattr(response, "system_fingerprint", None)
+    version = " ".join(str(part) for part in (getattr(response, "model", None), fingerprint) if part) or None
+    return ModelTurn(
+        text=text,
+        tool_calls=tuple(calls),
+        latency_ms=latency_ms,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=turn_cost(spec, input_tokens, output_tokens),
+        model_version=version,
+        retries=retries,
+        finish_reason=getattr(choice, "finish_reason", None),
+        raw_message=raw_message,
+    )
+
+
+async def complete(
+    spec: ModelSpec,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    name_map: ToolNameMap,
+    *,
+    context: Mapping[str, Any] | None = None,
+    backoff: Backoff = DEFAULT_BACKOFF,
+) -> ModelTurn:
+    """One model turn. `ConfigError` for a bad model string, `ModelError` when the call fails beyond its retries.
+
+    `latency_ms` is the successful attempt's own time; time lost to retries shows in `retries`.
+    """
+    check_model_string(spec)
+    from evalcore.models.litellm_loader import litellm
+
+    if spec.simulated:
+        from evalcore.models.sim.provider import register_sim_provider
+
+        register_sim_provider()
+    request = build_request(spec, messages, tools, context)
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(max(spec.max_retries, 0) + 1),
+        wait=wait_exponential_jitter(multiplier=backoff.initial_s, max=backoff.max_s, exp_base=2, jitter=backoff.initial_s / 4),
+        retry=retry_if_exception(is_retryable),
+        reraise=True,
+    )
+    retries = 0
+    try:
+        async for attempt in retrying:
+            with attempt:
+                retries = attempt.retry_state.attempt_number - 1
+                started = time.perf_counter()
+                response = await asyncio.wait_for(litellm.acompletion(**request), timeout=spec.timeout_s + TIMEOUT_GRACE_S)
+                latency_ms = (time.perf_counter() - started) * 1000
+    except Exception as exc:
+        failure = exc
+    else:
+        return parse_response(response, spec, name_map, latency_ms=latency_ms, retries=retries)
+    error, quotes_secret = model_error(spec, failure, retries)
+    if quotes_secret:
+        raise error  # raised outside the except block, so neither __cause__ nor __context__ carries the secret
+    raise error from failure
+
+
+def model_error(spec: ModelSpec, exc: BaseException, retries: int) -> tuple[ModelError, bool]:
+    """The `ModelError` for a call that failed, and whether the original exception quotes a secret."""
+    raw = describe_error(exc)
+    gave_up = f" (gave up after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+    quotes_secret = redact(raw) != raw or redact(str(exc)) != str(exc)
+    return ModelError(f"{spec.name}: {redact(raw)}{gave_up}"), quotes_secret

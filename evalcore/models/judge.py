@@ -1,0 +1,30 @@
+"""I/O layer: ask a judge model whether a final answer meets the published rubric.
+
+The prompt and the verdict format live in `judge_prompt` (pure); this module
+makes the call. Any litellm model can judge; `sim/judge` is the offline one.
+A judge reply that cannot be read is a failed verdict saying so, while a judge
+call that fails beyond its retries raises `ModelError`, like any model call.
+"""
+
+from __future__ import annotations
+
+from evalcore.behaviour.types import JudgeVerdict
+from evalcore.models.judge_prompt import judge_messages, parse_verdict
+from evalcore.models.tool_format import ToolNameMap
+from evalcore.models.types import ModelSpec
+
+
+async def judge_answer(
+    judge: ModelSpec,
+    *,
+    rubric: str,
+    case_rubric: str | None,
+    prompt: str,
+    tool_calls_summary: str,
+    final_text: str | None,
+) -> JudgeVerdict:
+    from evalcore.models.adapter import complete
+
+    messages = judge_messages(rubric=rubric, case_rubric=case_rubric, prompt=prompt, tool_calls_summary=tool_calls_summary, final_text=final_text)
+    turn = await complete(judge, messages, [], ToolNameMap(), context={"purpose": "judge"})
+    return parse_verdict(turn.text, judge.name)

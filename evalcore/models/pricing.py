@@ -1,0 +1,61 @@
+"""Pure logic (with a lazy look-up in litellm's bundled cost map): what one model turn cost, in USD.
+
+Where the price comes from, first match wins:
+1. `sim/` models: 0.0 (they run locally and are free).
+2. The `ModelSpec` overrides, when both `input_cost_per_token` and `output_cost_per_token` are set.
+3. A table given to `register_prices` (custom or self-hosted models), keyed by the model string.
+4. litellm's bundled cost map (`litellm.cost_per_token`), looked up by the model string as configured.
+5. Otherwise `None`: the price is unknown. Never a guess, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from evalcore.errors import ConfigError
+from evalcore.models.types import ModelSpec
+
+_REGISTERED: dict[str, tuple[float, float]] = {}
+
+
+def register_prices(table: Mapping[str, tuple[float, float]]) -> None:
+    """Add or replace prices: `{model string: (USD per input token, USD per output token)}`, like litellm's register_model."""
+    for model, prices in table.items():
+        if len(prices) != 2 or not all(isinstance(p, int | float) and math.isfinite(p) and p >= 0 for p in prices):
+            raise ConfigError(f"price for {model!r} must be two non-negative numbers (USD per input token, per output token), got {prices!r}")
+        _REGISTERED[model] = (float(prices[0]), float(prices[1]))
+
+
+def registered_price(model: str) -> tuple[float, float] | None:
+    return _REGISTERED.get(model)
+
+
+def unit_prices(spec: ModelSpec) -> tuple[float, float] | None:
+    """(USD per input token, USD per output token) from overrides or the registered table; None to ask litellm."""
+    if spec.input_cost_per_token is not None and spec.output_cost_per_token is not None:
+        return spec.input_cost_per_token, spec.output_cost_per_token
+    return registered_price(spec.name)
+
+
+def _litellm_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    from evalcore.models.litellm_loader import litellm
+
+    try:
+        input_cost, output_cost = litellm.cost_per_token(model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens)
+    except Exception:  # litellm raises a variety of errors for models it has no price for; all mean "unknown"
+        return None
+    total = float(input_cost) + float(output_cost)
+    return total if math.isfinite(total) else None
+
+
+def turn_cost(spec: ModelSpec, input_tokens: int | None, output_tokens: int | None) -> float | None:
+    """The cost of one call that used these tokens, or None when the tokens or the price are unknown."""
+    if spec.simulated:
+        return 0.0
+    if input_tokens is None or output_tokens is None:
+        return None
+    prices = unit_prices(spec)
+    if prices is not None:
+        return input_tokens * prices[0] + output_tokens * prices[1]
+    return _litellm_cost(spec.name, input_tokens, output_tokens)

@@ -1,0 +1,105 @@
+"""I/O layer: an OpenAI-compatible chat-completions endpoint serving the sim policies, on 127.0.0.1 only.
+
+    python -m evalcore.models.sim.server --port 0 [--latency-ms 50]
+
+prints `listening on http://127.0.0.1:PORT/v1` to stderr once bound. litellm
+reaches it as `hosted_vllm/sim-lexical` (or `hosted_vllm/sim-judge`) with
+`api_base=http://127.0.0.1:PORT/v1` and needs no key. For benchmarks (the
+latency is a real `asyncio.sleep`) and for testing litellm's real HTTP path.
+
+    POST /v1/chat/completions   OpenAI request and response shapes: tools, tool_calls, usage
+    GET  /v1/models             the model ids served
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from evalcore.models.sim.judge_policy import judge_reply
+from evalcore.models.sim.lexical import lexical_reply
+from evalcore.models.sim.reply import SimReply, assistant_turns, openai_message
+
+HOST = "127.0.0.1"
+POLICIES = {"sim-lexical": lexical_reply, "sim-judge": judge_reply}
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "code": None}}, status_code=status)
+
+
+def completion_body(model: str, reply: SimReply, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The chat.completion object; its id is a hash of the request, so equal requests get equal answers."""
+    digest = hashlib.sha256(json.dumps([model, list(messages)], sort_keys=True, default=str).encode()).hexdigest()[:24]
+    return {
+        "id": f"chatcmpl-sim-{digest}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": reply.model_version,
+        "choices": [{"index": 0, "message": openai_message(reply, assistant_turns(messages)), "finish_reason": reply.finish_reason, "logprobs": None}],
+        "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens, "total_tokens": reply.input_tokens + reply.output_tokens},
+    }
+
+
+def build_app(latency_ms: float = 0.0) -> Starlette:
+    async def chat_completions(request: Request) -> JSONResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the request body is not JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "the request needs a 'messages' list")
+        model = str(body.get("model", ""))
+        policy = POLICIES.get(model)
+        if policy is None:
+            return _error(404, f"model {model!r} does not exist; this server has {', '.join(POLICIES)}", "not_found_error")
+        if body.get("stream"):
+            return _error(400, "streaming is not supported by the sim server")
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else None
+        reply = policy(body["messages"], tools)
+        await asyncio.sleep(latency_ms / 1000)
+        return JSONResponse(completion_body(model, reply, body["messages"]))
+
+    async def models(request: Request) -> JSONResponse:
+        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "evalcore"} for name in POLICIES]})
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat_completions, methods=["POST"]), Route("/v1/models", models, methods=["GET"])])
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn, plus one stderr line naming the real URL once the socket is bound (callers wait for it)."""
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            print(f"listening on http://{host}:{port}/v1", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evalcore.models.sim.server", description="OpenAI-compatible sim model endpoint on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8765, help="port to bind; 0 picks a free one (default: 8765)")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="simulated latency added to every answer (default: 0)")
+    args = parser.parse_args(argv)
+    if args.latency_ms < 0:
+        parser.error("--latency-ms must not be negative")
+    config = uvicorn.Config(build_app(args.latency_ms), host=HOST, port=args.port, log_level="warning")
+    _AnnouncingServer(config).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""I/O layer: record, resume and read Layer 1 behaviour runs.
+
+Every write is one transaction on a short-lived connection: a batch of
+attempts is either wholly stored (acknowledged) or not at all, and no process
+keeps the file open between batches. A run killed mid-way keeps status
+`running` with a stale heartbeat; readers report it as crashed and
+`--resume` finishes it without duplicating attempts (the primary key is
+run x model x case x attempt).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evalcore import __version__
+from evalcore.behaviour.types import AttemptRecord
+from evalcore.errors import StoreError
+from evalcore.store.db import connect
+
+STALE_AFTER = timedelta(minutes=10)
+ATTEMPT_COLUMNS = (
+    "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
+    "sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, "
+    "latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at"
+)
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+def create_run(
+    path: Path,
+    *,
+    run_id: str,
+    run_date: date,
+    golden_path: str,
+    golden_hash: str,
+    server_target: str,
+    server_name: str | None,
+    server_fingerprint: str,
+    server_tools: Sequence[dict[str, Any]],
+    models: Sequence[str],
+    runs: int,
+    config: dict[str, Any],
+) -> None:
+    now = datetime.now(UTC)
+    _execute(
+        path,
+        "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_name, "
+        "server_fingerprint, server_tools_json, models_json, runs, config_json, pid, heartbeat_at, evalcore_version) "
+        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            run_id,
+            now,
+            run_date,
+            golden_path,
+            golden_hash,
+            server_target,
+            server_name,
+            server_fingerprint,
+            json.dumps(list(server_tools)),
+            json.dumps(list(models)),
+            runs,
+            json.dumps(config),
+            os.getpid(),
+            now,
+            __version__,
+        ],
+    )
+
+
+def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) -> None:
+    """Store a batch of attempts and refresh the run's heartbeat, in one transaction."""
+    now = datetime.now(UTC)
+    rows = [_attempt_row(run_id, record, now) for record in records]
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            if rows:
+                placeholders = ", ".join("?" for _ in ATTEMPT_COLUMNS.split(","))
+                connection.executemany(f"INSERT INTO behaviour_attempts ({ATTEMPT_COLUMNS}) VALUES ({placeholders})", rows)
+            connection.execute("UPDATE behaviour_runs SET heartbeat_at = ?, pid = ? WHERE run_id = ?", [now, os.getpid(), run_id])
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot store {len(rows)} attempts of run {run_id} in {path}: {exc}") from exc
+
+
+def finish_run(path: Path, run_id: str, *, status: str, passed: bool | None, report: dict[str, Any] | None, error: str | None = None) -> None:
+    _execute(
+        path,
+        "UPDATE behaviour_runs SET status = ?, finished_at = ?, passed = ?, report_json = ?, error = ?, heartbeat_at = ? WHERE run_id = ?",
+        [status, datetime.now(UTC), passed, json.dumps(report) if report is not None else None, error, datetime.now(UTC), run_id],
+    )
+
+
+def load_run(path: Path, run_id: str) -> dict[str, Any]:
+    if not path.exists():
+        raise StoreError(f"no behaviour run {run_id!r}: there is no results store at {path}")
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute("SELECT * FROM behaviour_runs WHERE run_id = ?", [run_id])
+        row = cursor.fetchone()
+        if row is None:
+            raise StoreError(f"no behaviour run {run_id!r} in {path}; `python -m evalcore runs` lists them")
+        columns = [d[0] for d in cursor.description]
+    run = dict(zip(columns, row, strict=True))
+    run["effective_status"] = effective_status(run)
+    return run
+
+
+def list_runs(path: Path, limit: int = 100) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute(
+            "SELECT r.run_id, r.started_at, r.finished_at, r.status, r.run_date, r.golden_path, r.server_target, r.models_json, r.runs, "
+            "r.passed, r.pid, r.heartbeat_at, r.error, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts "
+            "FROM behaviour_runs r ORDER BY r.started_at DESC LIMIT ?",
+            [limit],
+        )
+        columns = [d[0] for d in cursor.description]
+        runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    for run in runs:
+        run["effective_status"] = effective_status(run)
+    return runs
+
+
+def effective_status(run: dict[str, Any], now: datetime | None = None) -> str:
+    """`crashed` for a run still marked running whose process is gone or whose heartbeat went stale."""
+    if run.get("status") != "running":
+        return str(run.get("status"))
+    now = now or datetime.now(UTC)
+    heartbeat = run.get("heartbeat_at")
+    if heartbeat is not None and now - heartbeat > STALE_AFTER:
+        return "crashed"
+    pid = run.get("pid")
+    if isinstance(pid, int) and not _process_alive(pid):
+        return "crashed"
+    return "running"
+
+
+def done_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
+    with connect(path, read_only=True) as connection:
+        rows = connection.execute("SELECT model, case_id, attempt FROM behaviour_attempts WHERE run_id = ?", [run_id]).fetchall()
+    return {(model, case_id, attempt) for model, case_id, attempt in rows}
+
+
+def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute(f"SELECT {ATTEMPT_COLUMNS} FROM behaviour_attempts WHERE run_id = ? ORDER BY model, case_id, attempt", [run_id])
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Stored attempts reusable by a new run: same server fingerprint, model, case content and attempt number."""
+    if not path.exists():
+        return {}
+    with connect(path, read_only=True) as connection:
+        cursor = connection.execute(
+            f"SELECT {_qualified('a')} FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
+            "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL "
+            "ORDER BY a.recorded_at",
+            [server_fingerprint, list(models), exclude_run],
+        )
+        columns = [d[0] for d in cursor.description]
+        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return {(row["model"], row["case_hash"], row["attempt"]): row for row in rows}
+
+
+def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
+    """The report of the newest complete green run (no regression when it ran), optionally of one golden set."""
+    if not path.exists():
+        return None
+    with connect(path, read_only=True) as connection:
+        row = connection.execute(
+            "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND passed AND report_json IS NOT NULL "
+            "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR run_id <> ?) ORDER BY started_at DESC LIMIT 1",
+            [golden_path, golden_path, exclude_run, exclude_run],
+        ).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def _qualified(alias: str) -> str:
+    return ", ".join(f"{alias}.{column.strip()}" for column in ATTEMPT_COLUMNS.split(","))
+
+
+def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]:
+    score = record.score
+    return [
+        run_id,
+        record.model,
+        record.case_id,
+        record.attempt,
+        record.case_hash,
+        record.case_kind,
+        record.simulated,
+        record.model_version,
+        score.selection_correct,
+        score.args_correct,
+        score.sequence_correct,
+        score.over_call,
+        score.task_completed,
+        score.passed,
+        json.dumps(list(score.reasons)),
+        json.dumps([{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in record.tool_calls]),
+        record.final_text,
+        record.stop_reason,
+        record.error,
+        record.latency_ms,
+        record.input_tokens,
+        record.output_tokens,
+        record.cost_usd,
+        record.retries,
+        record.transcript_json,
+        json.dumps(asdict(record.judge)) if record.judge else None,
+        record.cached_from,
+        now,
+    ]
+
+
+def _execute(path: Path, sql: str, parameters: list[Any]) -> None:
+    with connect(path) as connection:
+        try:
+            connection.execute(sql, parameters)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to the results store {path}: {exc}") from exc
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

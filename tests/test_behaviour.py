@@ -1,0 +1,273 @@
+"""Layer 1 end to end: golden set -> models (through litellm) -> the real reference server -> scores -> DuckDB.
+
+Scripted `sim/script` models give known behaviour per case and attempt, so the
+numbers the runner reports can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore.cli import main
+from evalcore.store.behaviour import list_runs, load_attempts
+from evalcore.store.db import connect
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GOLDEN = """\
+cases:
+  - id: weather-paris
+    prompt: "What's the weather in Paris?"
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    kind: hard
+  - id: say-hello
+    prompt: "Hi there!"
+    expect_tool: null
+  - id: customer-then-ticket
+    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
+    expect_sequence: [get_customer, create_support_ticket]
+    expect_args: {customer_id: CUST-1001}
+"""
+
+SCRIPT = """\
+defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: script-v1}
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "Cloudy in Paris."
+    attempts:
+      3: {calls: [{name: get_weather, args: {city: Lyon}}]}
+  say-hello:
+    no_call: true
+    text: "Hello! How can I help?"
+  customer-then-ticket:
+    calls:
+      - {name: get_customer, args: {customer_id: CUST-1001}}
+      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
+    text: "Opened a ticket."
+    attempts:
+      5: {calls: [{name: get_customer, args: {customer_id: CUST-1001}}]}
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(SCRIPT)
+    return tmp_path
+
+
+def _run(workspace: Path, reference_url: str, *extra: str) -> int:
+    return main(
+        [
+            "run",
+            "--golden",
+            str(workspace / "tasks.yaml"),
+            "--models",
+            f"sim/script:{workspace / 'script.yaml'}",
+            "--url",
+            reference_url,
+            "--db",
+            str(workspace / "evals.duckdb"),
+            "--out",
+            str(workspace / "report.json"),
+            *extra,
+        ]
+    )
+
+
+def test_scripted_run_scores_each_case_and_attempt_exactly(workspace, reference_url, capsys):
+    assert _run(workspace, reference_url) == 0
+    report = json.loads((workspace / "report.json").read_text())
+    (model,) = report["models"]
+    assert model["simulated"] is True and [v.split()[-1] for v in model["modelVersions"]] == ["script-v1"]
+    cases = {c["id"]: c for c in model["cases"]}
+    assert (cases["weather-paris"]["passes"], cases["weather-paris"]["gate_passed"]) == (4, False)  # hard: 4/5 fails
+    assert cases["say-hello"]["passes"] == 5
+    assert (cases["customer-then-ticket"]["passes"], cases["customer-then-ticket"]["gate_passed"]) == (4, True)  # soft: 4/5 holds
+    assert cases["customer-then-ticket"]["pass_hat_k"] == 0.0 and cases["customer-then-ticket"]["pass_at_1"] == pytest.approx(0.8)
+    metrics = model["metrics"]
+    assert metrics["selection_accuracy"] == 1.0
+    assert metrics["argument_accuracy"] == pytest.approx(9 / 10)  # judged where selection was right on positive cases
+    assert metrics["sequence_accuracy"] == pytest.approx(0.8)
+    assert metrics["over_call_rate"] == 0.0
+    assert report["caseGates"]["failing"] == [{"model": model["model"], "case": "weather-paris", "kind": "hard", "passes": 4, "runs": 5}]
+    assert report["passed"] is True and report["baseline"] is None  # the first run is the baseline
+    out = capsys.readouterr().out
+    assert "weather-paris" in out and "(simulated)" in out
+
+    rows = load_attempts(workspace / "evals.duckdb", report["runId"])
+    assert len(rows) == 15
+    weather = next(r for r in rows if r["case_id"] == "weather-paris" and r["attempt"] == 3)
+    assert weather["args_correct"] is False and "Lyon" in weather["reasons_json"]
+    transcript = json.loads(weather["transcript_json"])
+    execution = transcript["executions"][0]
+    # the real server answered: it has no weather for Lyon, and says so as a tool error the model saw
+    assert execution["tool"] == "get_weather" and execution["is_error"] is True and "Lyon" in json.dumps(execution["result"])
+    good = json.loads(next(r for r in rows if r["case_id"] == "weather-paris" and r["attempt"] == 1)["transcript_json"])
+    assert good["executions"][0]["result"]["structuredContent"]["city"] == "Paris"
+
+
+def test_second_run_is_gated_against_the_first(workspace, reference_url):
+    assert _run(workspace, reference_url) == 0
+    first = json.loads((workspace / "report.json").read_text())
+    worse = SCRIPT.replace("3: {calls: [{name: get_weather, args: {city: Lyon}}]}", "2: {no_call: true}\n      3: {no_call: true}")
+    (workspace / "script.yaml").write_text(worse)
+    assert _run(workspace, reference_url) == 1
+    second = json.loads((workspace / "report.json").read_text())
+    assert second["baseline"] == first["runId"] and second["passed"] is False
+    regression = next(r for r in second["regressions"] if r["metric"] == "selection_accuracy")
+    assert regression["cases"] == ["weather-paris"]
+    # the red run does not become the baseline: the next run still compares with the first
+    (workspace / "script.yaml").write_text(SCRIPT)
+    assert _run(workspace, reference_url) == 0
+    assert json.loads((workspace / "report.json").read_text())["baseline"] == first["runId"]
+
+
+def test_cache_reuses_stored_attempts_of_unchanged_cases(workspace, reference_url):
+    assert _run(workspace, reference_url) == 0
+    first = json.loads((workspace / "report.json").read_text())["runId"]
+    assert _run(workspace, reference_url, "--cache") == 0
+    second = json.loads((workspace / "report.json").read_text())["runId"]
+    rows = load_attempts(workspace / "evals.duckdb", second)
+    assert len(rows) == 15 and {r["cached_from"] for r in rows} == {first}
+    # attempt numbers stay distinct samples: attempt 3 reused attempt 3
+    assert next(r for r in rows if r["case_id"] == "weather-paris" and r["attempt"] == 3)["args_correct"] is False
+
+
+def test_broken_golden_file_exits_2_and_stores_nothing(workspace, reference_url, capsys):
+    (workspace / "tasks.yaml").write_text(GOLDEN.replace("expect_tool: get_weather", "expect_tool: get_wether"))
+    assert _run(workspace, reference_url) == 2
+    err = capsys.readouterr().err
+    assert "tasks.yaml:4: " in err and 'unknown tool "get_wether"' in err
+    assert list_runs(workspace / "evals.duckdb") == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--models", " , "], "--models names no model"),
+        (["--models", "sim/nonsense"], "sim/nonsense"),
+        (["--resume", "no-such-run"], "no behaviour run 'no-such-run'"),
+        (["--date", "yesterday"], "--date must be YYYY-MM-DD"),
+    ],
+)
+def test_bad_run_arguments_exit_2(workspace, reference_url, extra, message, capsys):
+    assert _run(workspace, reference_url, *extra) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_no_secret_ever_persists(workspace, reference_url, monkeypatch, capsys):
+    planted = "sk-PLANTED-secret-4242424242"
+    monkeypatch.setenv("OPENAI_API_KEY", planted)
+    # An endpoint that refuses the call and echoes the credentials it was sent, as some proxies do.
+    from tests.echo_auth_server import echo_auth_server
+
+    with echo_auth_server() as api_base:
+        code = main(
+            [
+                "run",
+                "--golden",
+                str(workspace / "tasks.yaml"),
+                "--models",
+                f"sim/script:{workspace / 'script.yaml'},openai/gpt-4o-mini",
+                "--api-base",
+                api_base,
+                "--url",
+                reference_url,
+                "--db",
+                str(workspace / "evals.duckdb"),
+                "--out",
+                str(workspace / "report.json"),
+                "--runs",
+                "1",
+            ]
+        )
+    captured = capsys.readouterr()
+    assert code == 0
+    rows = load_attempts(workspace / "evals.duckdb", json.loads((workspace / "report.json").read_text())["runId"])
+    failed = [r for r in rows if r["model"] == "openai/gpt-4o-mini"]
+    assert failed and all(r["stop_reason"] == "model_error" for r in failed)  # the call really failed
+    for blob in [(workspace / "evals.duckdb").read_bytes(), (workspace / "report.json").read_bytes(), captured.out.encode(), captured.err.encode()]:
+        assert planted.encode() not in blob
+
+
+def _wait_for_attempts(db: Path, minimum: int, timeout: float = 60) -> int:
+    """Poll the store read-only while another process writes it (bounded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.exists():
+            with connect(db, read_only=True) as connection:  # a reader while the run writes: waits out the writer's batches
+                (count,) = connection.execute("SELECT count(*) FROM behaviour_attempts").fetchone()  # type: ignore[misc]
+            if count >= minimum:
+                return int(count)
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {minimum} attempts stored within {timeout}s")
+
+
+def test_kill_9_loses_no_acknowledged_attempt_and_resume_finishes(workspace, reference_url):
+    slow = SCRIPT.replace("latency_ms: 0", "latency_ms: 150")
+    (workspace / "script.yaml").write_text(slow)
+    db = workspace / "evals.duckdb"
+    command = [
+        sys.executable, "-m", "evalcore", "run", "--golden", str(workspace / "tasks.yaml"),
+        "--models", f"sim/script:{workspace / 'script.yaml'}", "--url", reference_url, "--db", str(db),
+        "--concurrency", "1", "--runs", "5",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        stored = _wait_for_attempts(db, 3)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    (run,) = list_runs(db)
+    assert run["effective_status"] == "crashed" and stored <= run["attempts"] < 15
+    kept = {(r["case_id"], r["attempt"]) for r in load_attempts(db, run["run_id"])}
+
+    done = subprocess.run([*command, "--resume", run["run_id"], "--out", str(workspace / "report.json")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = load_attempts(db, run["run_id"])
+    assert len(rows) == 15 and len({(r["case_id"], r["attempt"]) for r in rows}) == 15
+    assert kept <= {(r["case_id"], r["attempt"]) for r in rows}
+    (finished,) = list_runs(db)
+    assert finished["effective_status"] == "complete"
+    assert main(["run", "--resume", run["run_id"], "--db", str(db), "--url", reference_url, "--golden", str(workspace / "tasks.yaml")]) == 2
+
+
+def test_gate_command_on_synthetic_reports(tmp_path, capsys):
+    def report(run_id: str, args: float, case_rate: float) -> dict:
+        return {
+            "kind": "behaviour", "runId": run_id, "startedAt": "2026-11-01T00:00:00+00:00", "passed": True, "runs": 5,
+            "golden": {"path": "golden/tasks.yaml"},
+            "models": [{"model": "m", "simulated": False,
+                        "metrics": {"selection_accuracy": 0.9, "argument_accuracy": args, "sequence_accuracy": 0.5,
+                                    "over_call_rate": 0.1, "task_completion": None, "pass_rate": 0.7},
+                        "cases": [{"id": "weather-paris", "kind": "hard", "passes": 5, "runs": 5, "pass_rate": case_rate, "gate_passed": True},
+                                  {"id": "kb-refund", "kind": "soft", "passes": 5, "runs": 5, "pass_rate": 1.0, "gate_passed": True}]}],
+        }  # fmt: skip
+
+    (tmp_path / "base.json").write_text(json.dumps(report("base", 0.80, 1.0)))
+    (tmp_path / "small.json").write_text(json.dumps(report("small", 0.79, 1.0)))
+    (tmp_path / "big.json").write_text(json.dumps(report("big", 0.70, 0.6)))
+    assert main(["gate", "--report", str(tmp_path / "small.json"), "--baseline", str(tmp_path / "base.json")]) == 0
+    assert main(["gate", "--report", str(tmp_path / "big.json"), "--baseline", str(tmp_path / "base.json"), "--max-drop", "0.02"]) == 1
+    out = capsys.readouterr().out
+    assert "argument_accuracy" in out and "weather-paris" in out and "kb-refund" not in out.split("argument_accuracy", 1)[1].split("\n")[0]
+    assert main(["gate", "--report", str(tmp_path / "missing.json")]) == 2
+
+
+def test_run_imports_no_streamlit_and_reads_no_key_file():
+    source = "\n".join(p.read_text() for p in (ROOT / "evalcore").rglob("*.py"))
+    assert "import streamlit" not in source.replace("evalcore/dashboard", "")
+    assert "api_key=" not in textwrap.dedent(source).replace('api_key="sim"', "")
+    assert os.environ.get("LITELLM_OFFLINE_MODE") == "true"
