@@ -30,7 +30,7 @@ from evalcore.models.adapter import Backoff, complete
 from evalcore.models.judge import judge_answer
 from evalcore.models.judge_prompt import parse_verdict
 from evalcore.models.pricing import register_prices, turn_cost
-from evalcore.models.secrets import redact
+from evalcore.models.redaction import redact
 from evalcore.models.sim.launcher import running_sim_server
 from evalcore.models.tool_format import MODEL_NAME_PATTERN, ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn

@@ -36,7 +36,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from evalcore.errors import ConfigError, ModelError
 from evalcore.models.pricing import turn_cost
-from evalcore.models.secrets import redact
+from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 

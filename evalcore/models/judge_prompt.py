@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from evalcore.behaviour.types import JudgeVerdict
-from evalcore.models.secrets import redact
+from evalcore.models.redaction import redact
 
 JUDGE_SYSTEM_PROMPT = (
     "You grade an AI assistant's work on one task against a published rubric. "
