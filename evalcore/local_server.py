@@ -1,0 +1,71 @@
+"""I/O layer: run one of evalcore's own servers (`python -m <module>`) as a subprocess on loopback.
+
+The server prints `listening on http://...` to stderr once its socket is
+bound; the URL is read from that line, never guessed or waited for with
+sleeps. Used for the reference MCP server and the sim model endpoint.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalcore.errors import EvalcoreError
+
+_LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+class LocalServerProcess:
+    """`python -m module args...`, started at once; its URL read when asked for."""
+
+    def __init__(self, module: str, args: Sequence[str], *, label: str, error: type[EvalcoreError]) -> None:
+        # The child finds evalcore wherever the caller runs from, installed or not.
+        pythonpath = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": pythonpath},
+        )
+        self._label = label
+        self._error = error
+        self._found = threading.Event()
+        self._url: str | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=10)
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self._process.stderr is not None
+        for line in self._process.stderr:
+            self._tail.append(line.rstrip())
+            match = _LISTENING.search(line)
+            if match and self._url is None:
+                self._url = match["url"]
+                self._found.set()
+        self._found.set()  # the process ended: wake any waiter
+
+    def url(self, timeout: float = 30.0) -> str:
+        self._found.wait(timeout)
+        if self._url is None:
+            reason = self._tail[-1] if self._tail else f"no 'listening on' line within {timeout:g}s"
+            raise self._error(f"the {self._label} did not start: {reason}")
+        return self._url
+
+    def stop(self) -> None:
+        self._process.terminate()
+        try:
+            self._process.wait(5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._reader.join(2)
