@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
     run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
+    run.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
     run.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
     run.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")

@@ -74,6 +74,7 @@ async def run_behaviour(
     target: Target,
     *,
     resume_run_id: str | None = None,
+    new_run_id: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a behaviour evaluation and return its report; the report is also stored with the run."""
@@ -85,7 +86,7 @@ async def run_behaviour(
         if resume_run_id is not None:
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
         else:
-            run_id = store.new_run_id()
+            run_id = new_run_id or store.new_run_id()
             store.create_run(
                 config.db_path,
                 run_id=run_id,

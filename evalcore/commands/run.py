@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 from datetime import date
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
     if not 0 <= args.max_drop <= 1:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
+    if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
+        raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:
         _register_prices(args.prices)
@@ -64,7 +67,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if server is None and not (args.url or args.stdio):
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
-        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, progress=TerminalProgress("running")))
+        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=TerminalProgress("running")))
     print(render_summary(report))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,171 @@
+"""I/O layer: ad-hoc behaviour runs launched in the background (for the dashboard's Run page).
+
+A job is the same `python -m evalcore run` a user would type, started as its
+own process session so it outlives the page that launched it. Its state lives
+in files next to the store (`<db dir>/jobs/<run id>.json` and `.log`) and in
+the store itself, so a page reload finds it again. Only configured servers,
+golden sets from the golden folder and known models can be launched: the page
+never runs an arbitrary command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import ConfigError
+from evalcore.store.behaviour import load_run, new_run_id
+from evalcore.target import CONFIGURED_SERVERS
+
+_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+# Model strings offered when their provider's key is in the environment (never the key itself).
+KEYED_MODELS = {
+    "OPENAI_API_KEY": ("openai/gpt-4o-mini", "openai/gpt-4o"),
+    "ANTHROPIC_API_KEY": ("anthropic/claude-3-5-haiku-20241022",),
+    "GEMINI_API_KEY": ("gemini/gemini-1.5-flash",),
+}
+SIM_MODELS = ("sim/lexical",)
+
+
+@dataclass(frozen=True)
+class Job:
+    run_id: str
+    pid: int
+    started_at: str
+    golden: str
+    server: str
+    models: tuple[str, ...]
+    runs: int
+    db: str
+    log: str
+
+
+def offered_models(environ: dict[str, str] | None = None) -> list[str]:
+    """sim models, plus real models whose provider key is present (the key is never read here)."""
+    environ = dict(os.environ) if environ is None else environ
+    models = list(SIM_MODELS)
+    for variable, names in KEYED_MODELS.items():
+        if environ.get(variable):
+            models.extend(names)
+    return models
+
+
+def golden_sets(folder: Path = _PACKAGE_ROOT / "golden") -> list[Path]:
+    return sorted(folder.glob("*.yaml"))
+
+
+def jobs_dir(db: Path) -> Path:
+    return db.parent / "jobs"
+
+
+def launch(*, db: Path, golden: Path, server: str, models: list[str], runs: int) -> Job:
+    """Start a behaviour run in the background; validated against what the page may offer."""
+    if server not in CONFIGURED_SERVERS:
+        raise ConfigError(f"unknown server {server!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
+    if golden.resolve() not in {p.resolve() for p in golden_sets()}:
+        raise ConfigError(f"{golden} is not a golden set in the golden folder")
+    unknown = [m for m in models if m not in offered_models()]
+    if not models or unknown:
+        raise ConfigError(f"models not offered here: {unknown or 'none chosen'}")
+    if not 1 <= runs <= 20:
+        raise ConfigError("runs per case must be between 1 and 20")
+    run_id = new_run_id()
+    folder = jobs_dir(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{run_id}.log"
+    command = [
+        sys.executable, "-m", "evalcore", "run", "--run-id", run_id, "--golden", str(golden), "--server", server,
+        "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
+    ]  # fmt: skip
+    with log.open("w", encoding="utf-8") as handle:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            cwd=_PACKAGE_ROOT,
+            start_new_session=True,  # survives the page's process and reloads
+        )
+    job = Job(run_id, process.pid, datetime.now(UTC).isoformat(), str(golden), server, tuple(models), runs, str(db), str(log))
+    (folder / f"{run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
+    return job
+
+
+def list_jobs(db: Path) -> list[Job]:
+    folder = jobs_dir(db)
+    if not folder.exists():
+        return []
+    jobs = []
+    for path in sorted(folder.glob("*.json"), reverse=True):
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data["models"] = tuple(data["models"])
+        jobs.append(Job(**data))
+    return jobs
+
+
+def job_status(job: Job) -> dict[str, Any]:
+    """running / complete / failed / cancelled / crashed, attempts done of total, and why it failed."""
+    alive = _alive(job.pid)
+    db = Path(job.db)
+    try:
+        run = load_run(db, job.run_id)
+    except Exception:  # the run was never created (e.g. a golden-set error): the log says why
+        run = None
+    if run is None:
+        status = "starting" if alive else "failed"
+        return {"status": status, "done": 0, "total": None, "reason": None if alive else _last_line(Path(job.log))}
+    from evalcore.store.behaviour import done_attempt_keys
+
+    done = len(done_attempt_keys(db, job.run_id))
+    total = _total_attempts(job)
+    status = run["effective_status"]
+    if status == "crashed" and not alive and _last_line(Path(job.log)):
+        status = "failed"
+    reason = run.get("error") or (_last_line(Path(job.log)) if status == "failed" else None)
+    return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed")}
+
+
+def _total_attempts(job: Job) -> int | None:
+    from evalcore.golden.loader import load_golden_set
+
+    try:
+        return len(load_golden_set(Path(job.golden)).cases) * len(job.models) * job.runs
+    except Exception:  # an unreadable golden set: progress shows without a total
+        return None
+
+
+def cancel(job: Job) -> None:
+    """Interrupt the run; it stores what it finished and marks itself cancelled."""
+    if _alive(job.pid):
+        os.killpg(job.pid, signal.SIGINT)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)  # reap our own finished child
+        if waited == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _last_line(log: Path) -> str | None:
+    try:
+        lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return None
+    return lines[-1][:300] if lines else None

@@ -1,0 +1,92 @@
+"""Ad-hoc runs from the dashboard: only configured things can be launched; a launched run completes and is stored."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore import jobs
+from evalcore.errors import ConfigError
+from evalcore.store.behaviour import list_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "golden" / "tasks.yaml"
+
+
+def test_models_with_keys_present_are_offered_and_nothing_else():
+    assert jobs.offered_models({}) == ["sim/lexical"]
+    assert "openai/gpt-4o-mini" in jobs.offered_models({"OPENAI_API_KEY": "sk-x"})
+    assert not any(m.startswith("anthropic/") for m in jobs.offered_models({"OPENAI_API_KEY": "sk-x"}))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"server": "python -c 'import os'"}, "unknown server"),
+        ({"golden": Path("/etc/passwd")}, "not a golden set"),
+        ({"models": ["openai/gpt-4o"]}, "models not offered"),
+        ({"runs": 0}, "between 1 and 20"),
+    ],
+)
+def test_launch_refuses_anything_not_configured(tmp_path, kwargs, message, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    arguments = {"db": tmp_path / "evals.duckdb", "golden": GOLDEN, "server": "reference", "models": ["sim/lexical"], "runs": 1, **kwargs}
+    with pytest.raises(ConfigError, match=message):
+        jobs.launch(**arguments)
+    assert jobs.list_jobs(tmp_path / "evals.duckdb") == []
+
+
+def _wait_until_finished(job: jobs.Job, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = jobs.job_status(job)
+        if status["status"] not in ("starting", "running"):
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"run {job.run_id} still {status['status']} after {timeout}s")
+
+
+def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    app = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)
+    assert not app.exception
+    assert app.multiselect[0].value == ["sim/lexical"]
+    app.number_input[0].set_value(1)
+    app.button[0].click().run(timeout=30)
+    assert not app.exception
+    assert "Started run" in app.success[0].value
+    (job,) = jobs.list_jobs(db)
+    status = _wait_until_finished(job)
+    assert status["status"] == "complete", status
+    assert status["done"] == status["total"] == 28
+    (run,) = list_runs(db)
+    assert run["run_id"] == job.run_id and run["attempts"] == 28
+    # a reload finds the run again and shows it finished
+    again = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)
+    assert any(job.run_id in t.value and "complete" in t.value for t in again.text)
+
+
+def test_a_failed_run_shows_why(tmp_path):
+    db = tmp_path / "evals.duckdb"
+    db.parent.mkdir(exist_ok=True)
+    db.write_text("this is not a duckdb file")
+    job = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=1)
+    status = _wait_until_finished(job)
+    assert status["status"] == "failed"
+    assert status["reason"] and "cannot open the results store" in status["reason"]
+
+
+def test_cancel_stops_a_run_and_it_is_marked_cancelled(tmp_path):
+    db = tmp_path / "evals.duckdb"
+    job = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=20)
+    deadline = time.monotonic() + 60
+    while jobs.job_status(job)["done"] < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    jobs.cancel(job)
+    status = _wait_until_finished(job)
+    assert status["status"] == "cancelled", status
+    assert 5 <= status["done"] < status["total"]
