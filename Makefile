@@ -34,6 +34,7 @@ test: lint
 bench: $(VENV)/.runtime
 	$(PY) bench/conformance_speed.py
 	$(PY) bench/concurrency.py
+	$(PY) bench/matrix_speed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

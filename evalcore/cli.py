@@ -83,6 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="list stored behaviour runs (crashed runs show as crashed)")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
 
+    drift = commands.add_parser("drift", help="flag per-case regressions in the stored behaviour history, with their likely cause")
+    drift.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
+    drift.add_argument("--golden", type=Path, metavar="PATH", help="only runs of this golden set (as given to `run --golden`)")
+    drift.add_argument("--json", type=Path, metavar="PATH", help="write the flags as JSON here")
+
+    demo = commands.add_parser("demo", help="back-fill a simulated nightly history (sim models) into a fresh store, then check it for drift")
+    demo.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to create (default {DEFAULT_DB})")
+    demo.add_argument("--golden", type=Path, default=Path("golden/tasks.yaml"), metavar="PATH", help="golden set (default golden/tasks.yaml)")
+    demo.add_argument("--days", type=int, default=21, help="nightly runs to simulate, ending today (default 21, at least 8)")
+    demo.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
+    demo.add_argument("--force", action="store_true", help="delete the store first if it already holds runs")
+
     scan = commands.add_parser("migrate-scan", help="find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
@@ -107,6 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalcore.commands.run import list_runs_command
 
             return list_runs_command(args)
+        if args.command == "drift":
+            from evalcore.commands.drift import run_drift_command
+
+            return run_drift_command(args)
+        if args.command == "demo":
+            from evalcore.commands.demo import run_demo_command
+
+            return run_demo_command(args)
         if args.command == "migrate-scan":
             from evalcore.commands.migrate_scan import run_migrate_scan_command
 

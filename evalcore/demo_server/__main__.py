@@ -1,4 +1,4 @@
-"""Demo server, command line: `python -m evalcore.demo_server --http | --stdio [--bare] [--defect NAME]`."""
+"""Demo server, command line: `python -m evalcore.demo_server --http | --stdio [--bare] [--defect NAME] [--variant v2]`."""
 
 from __future__ import annotations
 
@@ -23,6 +23,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--path", default="/mcp", help="MCP endpoint path (default: /mcp)")
     parser.add_argument("--bare", action="store_true", help="the official SDK as shipped, without our spec fixes")
     parser.add_argument("--defect", metavar="NAME", help="break one spec rule; see --list-defects")
+    parser.add_argument(
+        "--variant",
+        choices=("v1", "v2"),  # app.DESCRIPTION_VARIANTS; not imported here so --help stays quick
+        default="v1",
+        help="tool-description variant: v1 (default) or v2 (a vaguer search_knowledge_base description, for drift demos)",
+    )
     args = parser.parse_args(argv)
     if args.list_defects:
         return args
@@ -55,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     tamper = DEFECTS[args.defect].build() if args.defect else None
     if args.http:
-        run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper)
+        run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper, variant=args.variant)
     else:
-        run_stdio(bare=args.bare, tamper=tamper)
+        run_stdio(bare=args.bare, tamper=tamper, variant=args.variant)
     return 0
 
 

@@ -59,9 +59,18 @@ TOOL_TABLE: Final[tuple[tuple[Callable[..., Any], str, ToolAnnotations], ...]] =
 )
 TOOL_NAMES: Final = tuple(fn.__name__ for fn, _, _ in TOOL_TABLE)
 
+# Optional description rewrites (`--variant v2`), so the drift demo can change the server's
+# descriptions, and with them its fingerprint, without changing any behaviour. v1 is the default.
+DESCRIPTION_VARIANTS: Final[dict[str, dict[str, str]]] = {
+    "v1": {},
+    "v2": {"search_knowledge_base": "Look things up."},
+}
 
-def build_server(*, unknown_tool_fix: bool = True) -> MCPServer:
-    """The demo server; `unknown_tool_fix=False` keeps the SDK's isError answer to an unknown tool."""
+
+def build_server(*, unknown_tool_fix: bool = True, variant: str = "v1") -> MCPServer:
+    """The demo server; `unknown_tool_fix=False` keeps the SDK's isError answer to an unknown tool;
+    `variant` picks a set of description rewrites from `DESCRIPTION_VARIANTS`."""
+    rewrites = DESCRIPTION_VARIANTS[variant]
     server = MCPServer(
         SERVER_NAME,
         title=SERVER_TITLE,
@@ -74,7 +83,8 @@ def build_server(*, unknown_tool_fix: bool = True) -> MCPServer:
         guard: ServerMiddleware[Any] = UnknownToolGuard(server)
         server.middleware.append(guard)
     for fn, title, hints in TOOL_TABLE:
-        server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=hints)
+        description = rewrites.get(fn.__name__, inspect.cleandoc(fn.__doc__ or ""))
+        server.add_tool(fn, title=title, description=description, annotations=hints)
     _add_resources(server)
     _add_prompts(server)
     return server

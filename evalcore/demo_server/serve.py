@@ -36,13 +36,13 @@ def security_settings(host: str) -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-def http_app(*, host: str, path: str, bare: bool = False, tamper: Tamper | None = None) -> ASGIApp:
+def http_app(*, host: str, path: str, bare: bool = False, tamper: Tamper | None = None, variant: str = "v1") -> ASGIApp:
     """The ASGI app for the MCP endpoint at `path`."""
     if bare:
-        return build_server(unknown_tool_fix=False).streamable_http_app(streamable_http_path=path, host=host)
+        return build_server(unknown_tool_fix=False, variant=variant).streamable_http_app(streamable_http_path=path, host=host)
     tamper = tamper or Tamper()
     security = security_settings(host)
-    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool)
+    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool, variant=variant)
     app: ASGIApp = StatelessHTTPGuard(
         server.streamable_http_app(streamable_http_path=path, host=host, transport_security=security),
         path=path,
@@ -66,17 +66,17 @@ class _AnnouncingServer(uvicorn.Server):
             print(f"listening on http://{shown}:{port}{self._path}", file=sys.stderr, flush=True)
 
 
-def run_http(*, host: str, port: int, path: str, bare: bool = False, tamper: Tamper | None = None) -> None:
-    config = uvicorn.Config(http_app(host=host, path=path, bare=bare, tamper=tamper), host=host, port=port, log_level="warning")
+def run_http(*, host: str, port: int, path: str, bare: bool = False, tamper: Tamper | None = None, variant: str = "v1") -> None:
+    config = uvicorn.Config(http_app(host=host, path=path, bare=bare, tamper=tamper, variant=variant), host=host, port=port, log_level="warning")
     _AnnouncingServer(config, path).run()
 
 
-def run_stdio(*, bare: bool = False, tamper: Tamper | None = None) -> None:
+def run_stdio(*, bare: bool = False, tamper: Tamper | None = None, variant: str = "v1") -> None:
     if bare:
-        build_server(unknown_tool_fix=False).run("stdio")
+        build_server(unknown_tool_fix=False, variant=variant).run("stdio")
         return
     tamper = tamper or Tamper()
-    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool)
+    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool, variant=variant)
 
     async def main() -> None:
         # Explicit UTF-8 text layers: the platform's stdio encodings are not to be trusted.

@@ -1,0 +1,93 @@
+"""Benchmark: the dashboard's home page work on a large store: `queries.matrix` + `figures.matrix_heatmap`.
+
+Builds a DuckDB file with 1,000,000 synthetic attempts (100 runs x 10 models x
+200 cases x 5 attempts, generated in SQL with `range()`), then times the
+matrix query (each model's newest run: 10 x 200 cells) and the heatmap figure
+build, and prints the median of several repetitions. Run:
+`.venv/bin/python bench/matrix_speed.py [--attempts N] [--repeat N] [--keep PATH]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evalcore.dashboard.figures import matrix_heatmap  # noqa: E402
+from evalcore.store import queries  # noqa: E402
+from evalcore.store.db import connect  # noqa: E402
+
+MODELS = 10
+CASES = 200
+ATTEMPTS_PER_CASE = 5
+PER_RUN = MODELS * CASES * ATTEMPTS_PER_CASE
+
+RUNS_SQL = """
+INSERT INTO behaviour_runs (run_id, started_at, finished_at, status, run_date, golden_path, golden_hash, server_target, server_name,
+    server_fingerprint, server_tools_json, models_json, runs, config_json, evalcore_version)
+SELECT printf('run-%04d', r), TIMESTAMPTZ '2026-01-01 02:00:00+00' + to_days(r::INTEGER), TIMESTAMPTZ '2026-01-01 03:00:00+00' + to_days(r::INTEGER),
+    'complete', DATE '2026-01-01' + r::INTEGER, 'golden/tasks.yaml', 'g', 'http://127.0.0.1:8765/mcp', 'bench', 'fp', '[]', '[]', ?, '{}', 'bench'
+FROM range(?) t(r)
+"""
+ATTEMPTS_SQL = """
+INSERT INTO behaviour_attempts (run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct,
+    sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, latency_ms, input_tokens,
+    output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at)
+SELECT printf('run-%04d', i // ?), printf('model-%02d', (i // ?) % ?), printf('case-%03d', (i // ?) % ?), (i % ?) + 1, 'h',
+    CASE WHEN (i // ?) % 3 = 0 THEN 'hard' ELSE 'soft' END, (i // ?) % ? < 2, 'v1',
+    hash(i) % 5 <> 0, hash(i) % 7 <> 0, NULL, NULL, NULL, hash(i) % 4 <> 0,
+    CASE WHEN hash(i) % 4 = 0 THEN '["expected get_weather, called no tool"]' ELSE '[]' END,
+    '[{"id": "c", "name": "get_weather", "arguments": {"city": "Paris"}}]', 'text', 'final', NULL, (hash(i) % 2000)::DOUBLE, 300, 40, 0.0001, 0,
+    '{"messages": [], "executions": []}', NULL, NULL, TIMESTAMPTZ '2026-01-01 00:00:00+00'
+FROM range(?) t(i)
+"""
+
+
+def build(path: Path, attempts: int) -> None:
+    runs = -(-attempts // PER_RUN)
+    with connect(path) as connection:
+        connection.execute(RUNS_SQL, [ATTEMPTS_PER_CASE, runs])
+        per_model = CASES * ATTEMPTS_PER_CASE
+        connection.execute(
+            ATTEMPTS_SQL,
+            [PER_RUN, per_model, MODELS, ATTEMPTS_PER_CASE, CASES, ATTEMPTS_PER_CASE, ATTEMPTS_PER_CASE, per_model, MODELS, attempts],
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--attempts", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="write the store here and keep it (default: a temporary file)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        path = args.keep or Path(directory) / "bench.duckdb"
+        path.unlink(missing_ok=True)
+        started = time.perf_counter()
+        build(path, args.attempts)
+        print(f"built {args.attempts:,} attempts in {time.perf_counter() - started:.1f}s ({path.stat().st_size / 1e6:.0f} MB)")
+        query_s, figure_s, total_s = [], [], []
+        cells = 0
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            frame = queries.matrix(path)
+            t1 = time.perf_counter()
+            matrix_heatmap(frame).to_dict()
+            t2 = time.perf_counter()
+            query_s.append(t1 - t0)
+            figure_s.append(t2 - t1)
+            total_s.append(t2 - t0)
+            cells = len(frame)
+        print(
+            f"matrix over {args.attempts:,} attempts -> {cells:,} cells: query {statistics.median(query_s) * 1000:.0f} ms + "
+            f"figure {statistics.median(figure_s) * 1000:.0f} ms = {statistics.median(total_s) * 1000:.0f} ms (median of {args.repeat})"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Command: `python -m evalcore demo` — back-fill a simulated nightly history into a fresh store, then check it for drift."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+# litellm reaches the network on import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    from evalcore.commands.drift import render_flags
+    from evalcore.demo import DemoConfig, run_demo
+    from evalcore.drift import detect_drift, latest_run_id
+    from evalcore.store.history import run_points
+
+    config = DemoConfig(db_path=args.db, golden_path=args.golden, days=args.days, runs=args.runs)
+    print(
+        f"simulating {config.days} nightly runs ({config.first_day} .. {config.today}) into {config.db_path}: "
+        f"server descriptions change on {config.description_change}, the drifting model updates on {config.model_update}"
+    )
+    result = run_demo(config, force=args.force)
+    print(f"{len(result.run_ids)} runs, {result.attempts} attempts of {', '.join(result.models)} in {result.seconds:.1f}s (all simulated)")
+    points = run_points(config.db_path)
+    print(render_flags(detect_drift(points), latest_run_id(points)))
+    print(f"\nnext: python -m evalcore drift --db {config.db_path}")
+    return 0

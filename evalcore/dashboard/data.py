@@ -1,0 +1,123 @@
+"""Presentation layer: cached data functions for the dashboard pages (Streamlit cache over `evalcore.store.queries`).
+
+The store is the file named by EVALCORE_DB (default data/evals.duckdb). Each
+function takes the path as an argument so the cache keys on it, and caches
+for `TTL_S` seconds: a run writing in the background shows up within that
+time without hammering the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.golden.loader import load_golden_set
+from evalcore.store import queries
+from evalcore.store.queries import AttemptFilters
+
+TTL_S = 10
+DEFAULT_DB = "data/evals.duckdb"
+
+
+def db_path() -> Path:
+    return Path(os.environ.get("EVALCORE_DB", DEFAULT_DB))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def filter_options(db: Path) -> dict[str, list[Any]]:
+    return queries.filter_options(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def runs(db: Path) -> pd.DataFrame:
+    return queries.runs(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def matrix(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.matrix(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def model_summary(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.model_summary(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def latency(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.latency(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def latency_over_time(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.latency_over_time(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def tool_latency(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.tool_latency(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def flaky_cases(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.flaky_cases(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def attempts(db: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
+    return queries.attempts(db, run_id, model, case_id)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def attempts_preview(db: Path, filters: AttemptFilters, limit: int) -> pd.DataFrame:
+    return queries.attempts_frame(db, filters, limit)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def attempts_count(db: Path, filters: AttemptFilters) -> int:
+    return queries.attempts_count(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def attempts_export(db: Path, filters: AttemptFilters, file_format: Literal["csv", "parquet"]) -> bytes:
+    return queries.attempts_export(db, filters, file_format)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def conformance_runs(db: Path) -> pd.DataFrame:
+    return queries.conformance_runs(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def conformance_checks(db: Path, run_id: str) -> pd.DataFrame:
+    return queries.conformance_checks(db, run_id)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def latest_conformance_verdict(db: Path, server_target: str | None, server_fingerprint: str | None) -> pd.DataFrame:
+    return queries.latest_conformance_verdict(db, server_target, server_fingerprint)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def expected_behaviour(golden_path: str, case_id: str) -> dict[str, Any] | None:
+    """What the golden set expects of a case, read from the golden file as it is now (None when the file or case is gone)."""
+    try:
+        golden = load_golden_set(Path(golden_path))
+    except (EvalcoreError, OSError):
+        return None
+    for case in golden.cases:
+        if case.id == case_id:
+            return {
+                "expect_tool": case.expect_tool,
+                "expect_args": dict(case.expect_args),
+                "arg_match": dict(case.arg_match),
+                "expect_sequence": list(case.expect_sequence),
+                "kind": case.kind,
+                "rubric": case.rubric,
+            }
+    return None

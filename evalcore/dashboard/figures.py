@@ -1,0 +1,166 @@
+"""Presentation layer: plotly figures for the dashboard. Pure: a DataFrame in, a figure out (no streamlit, no I/O).
+
+Model names shown on an axis carry " (simulated)" when their numbers come
+from a `sim/` model, so a chart can never pass simulated numbers off as real.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+LAYER0_COLUMN = "Layer 0"
+SIMULATED_SUFFIX = " (simulated)"
+PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
+VERDICT_COLOURS = [[0.0, "#d73027"], [0.5, "#bdbdbd"], [1.0, "#1a9850"]]  # fail, not checked, pass
+
+
+def model_label(model: str, simulated: bool) -> str:
+    return model + SIMULATED_SUFFIX if simulated else model
+
+
+def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.Figure:
+    """Cases (rows) x models (columns), coloured by pass rate, from `evalcore.store.queries.matrix`.
+
+    Hover shows passes/runs, pass^k and the top failing reason. An invisible
+    marker sits on every cell, carrying (model, case_id) as customdata, so a
+    click selects a point (heatmaps themselves are not selectable in
+    Streamlit). With `layer0` (a `latest_conformance_verdict` row), a first
+    column shows the server's conformance verdict (an empty frame: "not checked").
+    """
+    figure = go.Figure()
+    if df.empty:
+        figure.update_layout(title="No behaviour attempts in scope")
+        return figure
+    simulated = df.groupby("model")["simulated"].any()
+    labels = {model: model_label(str(model), bool(flag)) for model, flag in simulated.items()}
+    models = sorted(labels)
+    cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
+    frame = df.assign(model_label=df["model"].map(labels))
+    rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
+    x_labels = [labels[m] for m in models]
+
+    if layer0 is not None:
+        if layer0.empty:
+            text, value, hover = "not checked", 0.5, "Layer 0 conformance: no recorded run for this server"
+        else:
+            verdict = layer0.iloc[0]
+            passed = bool(verdict["passed"])
+            text, value = ("PASS", 1.0) if passed else ("FAIL", 0.0)
+            hover = f"Layer 0 conformance: {text} ({int(verdict['failed_checks'])} failed of {int(verdict['checks'])} checks), run {verdict['run_id']}"
+        figure.add_trace(
+            go.Heatmap(
+                z=[[value] for _ in cases],
+                x=[LAYER0_COLUMN],
+                y=cases,
+                text=[[text] for _ in cases],
+                texttemplate="%{text}",
+                colorscale=VERDICT_COLOURS,
+                zmin=0,
+                zmax=1,
+                showscale=False,
+                hovertemplate=hover.replace("%", "%%") + "<extra></extra>",
+                name=LAYER0_COLUMN,
+            )
+        )
+        x_labels = [LAYER0_COLUMN, *x_labels]
+
+    figure.add_trace(
+        go.Heatmap(
+            z=rates.to_numpy(),
+            x=list(rates.columns),
+            y=cases,
+            colorscale=PASS_RATE_COLOURS,
+            zmin=0,
+            zmax=1,
+            colorbar={"title": "pass rate"},
+            hoverinfo="skip",
+            name="pass rate",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=frame["model_label"],
+            y=frame["case_id"],
+            mode="markers+text",
+            text=[f"{int(p)}/{int(n)}" for p, n in zip(frame["passes"], frame["runs"], strict=True)],
+            textfont={"size": 10},
+            # invisible until selected; then an outline frames the chosen cell without hiding its colour
+            marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
+            selected={"marker": {"opacity": 1.0}},
+            unselected={"marker": {"opacity": 0.0}},
+            customdata=list(zip(frame["model"], frame["case_id"], frame["run_id"], frame["pass_hat_k"], frame["top_failing_reason"].map(_reason), strict=True)),
+            hovertemplate=("case %{y}<br>model %{x}<br>passes %{text}<br>pass^k %{customdata[3]:.2f}<br>top failing reason: %{customdata[4]}<extra></extra>"),
+            showlegend=False,
+            name="cells",
+        )
+    )
+    figure.update_layout(
+        xaxis={"type": "category", "categoryorder": "array", "categoryarray": x_labels, "side": "top", "title": None},
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
+        height=max(320, 26 * len(cases) + 140),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return figure
+
+
+def latency_chart(df: pd.DataFrame) -> go.Figure:
+    """Latency p50 and p95 per model: bars from `queries.latency`, or lines over run dates from `queries.latency_over_time`."""
+    figure = go.Figure()
+    if df.empty:
+        figure.update_layout(title="No latency data in scope")
+        return figure
+    frame = df.assign(label=[model_label(str(m), bool(s)) for m, s in zip(df["model"], df["simulated"], strict=True)])
+    if "run_date" in frame.columns:
+        for label, group in frame.groupby("label", sort=True):
+            figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p50_ms"], mode="lines+markers", name=f"{label} p50"))
+            figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}))
+        figure.update_layout(xaxis_title="run date")
+    else:
+        figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p50_ms"], name="p50"))
+        figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p95_ms"], name="p95"))
+        figure.update_layout(barmode="group")
+    figure.update_layout(yaxis_title="model latency per attempt (ms)", title="Latency p50 / p95")
+    return figure
+
+
+def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
+    """Server latency p50/p95 per tool, from `queries.tool_latency`."""
+    figure = go.Figure()
+    if df.empty:
+        figure.update_layout(title="No tool calls in scope")
+        return figure
+    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p50_ms"], name="p50"))
+    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p95_ms"], name="p95"))
+    figure.update_layout(barmode="group", yaxis_title="server latency per call (ms)", title="Tool latency p50 / p95")
+    return figure
+
+
+def cost_chart(df: pd.DataFrame) -> go.Figure:
+    """Cost per attempt and per correct attempt (USD) per model, from `queries.latency` (or per run date from `latency_over_time`)."""
+    figure = go.Figure()
+    if df.empty:
+        figure.update_layout(title="No cost data in scope")
+        return figure
+    frame = df.assign(label=[model_label(str(m), bool(s)) for m, s in zip(df["model"], df["simulated"], strict=True)])
+    if "run_date" in frame.columns:
+        for label, group in frame.groupby("label", sort=True):
+            figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
+        figure.update_layout(xaxis_title="run date")
+    else:
+        figure.add_trace(go.Bar(x=frame["label"], y=frame["cost_per_attempt_usd"], name="per attempt"))
+        figure.add_trace(go.Bar(x=frame["label"], y=frame["cost_per_correct_usd"], name="per correct attempt"))
+        figure.update_layout(barmode="group")
+    figure.update_layout(yaxis_title="USD (unknown prices are left out, never guessed)", title="Cost")
+    return figure
+
+
+def _reason(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "—"
+    return html.escape(str(value))  # plotly hover text takes a subset of HTML; a reason comes from a server or model

@@ -1,0 +1,78 @@
+"""I/O layer: read the per-run, per-case history of Layer 1 behaviour runs for drift detection (read-only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evalcore.drift import RunPoint
+from evalcore.errors import StoreError
+from evalcore.store.db import connect
+
+# One row per complete run x model x case; mode() is the most common model version the provider reported in that run.
+_RUN_POINTS_SQL = """
+SELECT a.model, a.case_id, r.run_id, r.run_date,
+       count_if(a.passed) AS passes, count(*) AS runs,
+       r.server_fingerprint, mode(a.case_hash) AS case_hash, mode(a.model_version) AS model_version,
+       r.golden_hash, r.server_tools_json
+FROM behaviour_attempts a
+JOIN behaviour_runs r ON a.run_id = r.run_id
+WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
+GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.golden_hash, r.server_tools_json
+ORDER BY r.run_date, r.started_at, a.model, a.case_id
+"""
+
+
+def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
+    """Passes/runs per complete run x model x case, ordered by run date then start time; [] without a store."""
+    if not path.exists():
+        return []
+    with connect(path, read_only=True) as connection:
+        if not _has_behaviour_tables(connection):
+            return []
+        rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path]).fetchall()
+    return [
+        RunPoint(
+            model=model,
+            case_id=case_id,
+            run_id=run_id,
+            run_date=run_date,
+            passes=int(passes),
+            runs=int(runs),
+            server_fingerprint=fingerprint,
+            case_hash=case_hash,
+            model_version=model_version,
+            golden_hash=golden_hash,
+            server_tools_json=tools_json,
+        )
+        for model, case_id, run_id, run_date, passes, runs, fingerprint, case_hash, model_version, golden_hash, tools_json in rows
+    ]
+
+
+def server_tools(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """The [{name, description}, ...] list stored with a behaviour run."""
+    with connect(path, read_only=True) as connection:
+        row = connection.execute("SELECT server_tools_json FROM behaviour_runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        raise StoreError(f"no behaviour run {run_id!r} in {path}; `python -m evalcore runs` lists them")
+    tools = json.loads(row[0])
+    return [t for t in tools if isinstance(t, dict)]
+
+
+def count_behaviour_runs(path: Path) -> int:
+    """How many behaviour runs (any status) the store holds; 0 without a store."""
+    if not path.exists():
+        return 0
+    with connect(path, read_only=True) as connection:
+        if not _has_behaviour_tables(connection):
+            return 0
+        row = connection.execute("SELECT count(*) FROM behaviour_runs").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _has_behaviour_tables(connection: duckdb.DuckDBPyConnection) -> bool:
+    row = connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", ["behaviour_runs"]).fetchone()
+    return bool(row and row[0])

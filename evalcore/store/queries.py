@@ -1,0 +1,544 @@
+"""I/O layer: read-only queries behind the dashboard, each returning a pandas DataFrame.
+
+Every function opens a short-lived read-only connection (waiting out a
+writer's batch, see `evalcore.store.db.connect`) and closes it before
+returning, so a run can keep writing while the dashboard reads. A missing
+store or a store without the tables yet gives empty frames, never an
+exception: an empty dashboard is a normal first state.
+
+Filters are one small typed object, `AttemptFilters`. The SQL is static and
+parameterised: an unset filter is passed as NULL / an empty list and the
+`(? IS NULL OR ...)` guards switch it off, so no SQL is ever assembled from
+values.
+
+Scope: with no `run_id`, the matrix and the per-model summary show each
+model's newest run among the runs the other filters keep; the latency, flaky
+and export views use every run the filters keep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import pandas as pd
+
+from evalcore.errors import StoreError
+from evalcore.scoring.stats import pass_hat_k
+from evalcore.store.db import connect
+
+RECENCY_HALF_LIFE_DAYS = 7.0
+
+
+@dataclass(frozen=True)
+class AttemptFilters:
+    """What the sidebar selects; every field unset means "all"."""
+
+    run_id: str | None = None
+    models: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    date_from: date | None = None
+    date_to: date | None = None
+    golden_path: str | None = None
+
+    def parameters(self) -> list[Any]:
+        """The values for `_SCOPED`'s placeholders, in order."""
+        return [
+            self.run_id,
+            self.run_id,
+            list(self.models),
+            list(self.models),
+            list(self.kinds),
+            list(self.kinds),
+            self.date_from,
+            self.date_from,
+            self.date_to,
+            self.date_to,
+            self.golden_path,
+            self.golden_path,
+        ]
+
+
+# Attempts joined with their run, narrowed by AttemptFilters.parameters().
+_SCOPED = """
+scoped AS (
+    SELECT a.*, r.run_date, r.started_at AS run_started_at, r.golden_path, r.server_target, r.server_fingerprint
+    FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
+    WHERE (?::VARCHAR IS NULL OR a.run_id = ?::VARCHAR)
+      AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], a.model))
+      AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], a.case_kind))
+      AND (?::DATE IS NULL OR r.run_date >= ?::DATE)
+      AND (?::DATE IS NULL OR r.run_date <= ?::DATE)
+      AND (?::VARCHAR IS NULL OR r.golden_path = ?::VARCHAR)
+)"""
+
+# Each model's newest run within the scope, by run date then start time (the chosen run when run_id is set).
+_PICKED = (
+    _SCOPED
+    + """,
+latest AS (SELECT model, first(run_id ORDER BY run_date DESC, run_started_at DESC) AS run_id FROM scoped GROUP BY model),
+picked AS (SELECT s.* FROM scoped s JOIN latest l ON s.model = l.model AND s.run_id = l.run_id)"""
+)
+
+MATRIX_COLUMNS = (
+    "model",
+    "case_id",
+    "run_id",
+    "kind",
+    "passes",
+    "runs",
+    "pass_rate",
+    "pass_hat_k",
+    "top_failing_reason",
+    "simulated",
+    "server_target",
+    "server_fingerprint",
+    "run_date",
+)
+
+
+def latest_run_ids(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Each model's newest run (by run date, then start time) within the filters: model, run_id, run_date, started_at, golden_path, server_fingerprint."""
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """
+        SELECT model, first(run_id ORDER BY run_date DESC, run_started_at DESC) AS run_id, max(run_date) AS run_date,
+               first(run_started_at ORDER BY run_date DESC, run_started_at DESC) AS started_at,
+               first(golden_path ORDER BY run_date DESC, run_started_at DESC) AS golden_path,
+               first(server_fingerprint ORDER BY run_date DESC, run_started_at DESC) AS server_fingerprint
+        FROM scoped GROUP BY model ORDER BY model"""
+    )
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("model", "run_id", "run_date", "started_at", "golden_path", "server_fingerprint"))
+
+
+def runs(path: Path) -> pd.DataFrame:
+    """Every behaviour run, newest first, with its attempt count."""
+    sql = """
+        SELECT r.run_id, r.run_date, r.started_at, r.status, r.golden_path, r.server_target, r.server_name, r.server_fingerprint,
+               r.models_json, r.runs, r.passed, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts
+        FROM behaviour_runs r ORDER BY r.started_at DESC"""
+    columns = ("run_id", "run_date", "started_at", "status", "golden_path", "server_target", "server_name", "server_fingerprint", "models_json", "runs")
+    return _frame(path, sql, [], (*columns, "passed", "attempts"))
+
+
+def filter_options(path: Path) -> dict[str, list[Any]]:
+    """The values the sidebar offers: golden sets, models, case kinds, run dates (min, max) and run ids (newest first)."""
+    options: dict[str, list[Any]] = {"golden_paths": [], "models": [], "kinds": [], "dates": [], "run_ids": []}
+    frame = _frame(
+        path,
+        "SELECT DISTINCT a.model, a.case_kind, r.golden_path, r.run_date FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id",
+        [],
+        ("model", "case_kind", "golden_path", "run_date"),
+    )
+    if frame.empty:
+        return options
+    options["golden_paths"] = sorted(frame["golden_path"].unique())
+    options["models"] = sorted(frame["model"].unique())
+    options["kinds"] = sorted(frame["case_kind"].unique())
+    options["dates"] = [pd.Timestamp(frame["run_date"].min()).date(), pd.Timestamp(frame["run_date"].max()).date()]
+    options["run_ids"] = list(runs(path)["run_id"])
+    return options
+
+
+def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """One row per model x case of each model's newest run in scope.
+
+    Columns: see MATRIX_COLUMNS. pass_rate = passes / runs; pass_hat_k is
+    tau-bench pass^k with k = runs (1 only when every attempt passed, see
+    `evalcore.scoring.stats.pass_hat_k`); top_failing_reason is the reason
+    most failed attempts gave (ties: alphabetical), None when none failed.
+    """
+    sql = (
+        "WITH "
+        + _PICKED
+        + """,
+        cells AS (
+            SELECT model, case_id, any_value(run_id) AS run_id, any_value(case_kind) AS kind, count_if(passed)::BIGINT AS passes, count(*) AS runs,
+                   bool_or(simulated) AS simulated, any_value(server_target) AS server_target,
+                   any_value(server_fingerprint) AS server_fingerprint, any_value(run_date) AS run_date
+            FROM picked GROUP BY model, case_id
+        ),
+        reasons AS (
+            SELECT model, case_id, reason, count(*) AS n
+            FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM picked WHERE NOT passed)
+            GROUP BY model, case_id, reason
+        ),
+        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
+        SELECT c.model, c.case_id, c.run_id, c.kind, c.passes, c.runs, c.passes / c.runs AS pass_rate, NULL AS pass_hat_k,
+               t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date
+        FROM cells c LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
+        ORDER BY c.case_id, c.model"""
+    )
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), MATRIX_COLUMNS)
+    frame["pass_hat_k"] = [pass_hat_k(int(c), int(n), int(n)) for c, n in zip(frame["passes"], frame["runs"], strict=True)]
+    frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
+    return frame
+
+
+def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Per model over its newest run in scope: the report's metrics.
+
+    Each rate is over the attempts it applies to (NULL verdicts are skipped, as
+    in `evalcore.scoring.aggregate`): argument accuracy where the selection was
+    right, sequence accuracy on sequence cases, over-call rate on negatives,
+    task completion where a judge ran. cost_usd is NULL when any attempt's
+    price was unknown; cost_per_correct_usd = cost_usd / passed attempts.
+    """
+    sql = (
+        "WITH "
+        + _PICKED
+        + """
+        SELECT model, bool_or(simulated) AS simulated, any_value(run_id) AS run_id, count(*) AS attempts,
+               avg(selection_correct::INTEGER) AS selection_accuracy, avg(args_correct::INTEGER) AS argument_accuracy,
+               avg(sequence_correct::INTEGER) AS sequence_accuracy, avg(over_call::INTEGER) AS over_call_rate,
+               avg(task_completed::INTEGER) AS task_completion, avg(passed::INTEGER) AS pass_rate,
+               quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
+               CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd,
+               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd
+        FROM picked GROUP BY model ORDER BY model"""
+    )
+    columns = ("model", "simulated", "run_id", "attempts", "selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate")
+    return _frame(
+        path,
+        sql,
+        (filters or AttemptFilters()).parameters(),
+        (*columns, "task_completion", "pass_rate", "latency_p50_ms", "latency_p95_ms", "cost_usd", "cost_per_correct_usd"),
+    )
+
+
+LATENCY_COLUMNS = (
+    "model",
+    "simulated",
+    "attempts",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "input_tokens_per_attempt",
+    "output_tokens_per_attempt",
+    "tokens_per_correct",
+    "cost_per_attempt_usd",
+    "cost_per_correct_usd",
+)
+
+
+def latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Per model over every run in scope: model latency p50/p95 (an attempt's model time), tokens and cost per attempt and per correct attempt."""
+    sql = "WITH " + _SCOPED + " SELECT model, " + _TELEMETRY + " FROM scoped GROUP BY model ORDER BY model"
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), LATENCY_COLUMNS)
+
+
+def latency_over_time(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """The `latency` columns per run date and model, oldest first."""
+    sql = "WITH " + _SCOPED + " SELECT run_date, model, " + _TELEMETRY + " FROM scoped GROUP BY run_date, model ORDER BY run_date, model"
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("run_date", *LATENCY_COLUMNS))
+
+
+_TELEMETRY = """
+        bool_or(simulated) AS simulated, count(*) AS attempts,
+               quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
+               avg(input_tokens) AS input_tokens_per_attempt, avg(output_tokens) AS output_tokens_per_attempt,
+               CASE WHEN count_if(passed) > 0 THEN sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) / count_if(passed) END AS tokens_per_correct,
+               CASE WHEN count(cost_usd) = count(*) THEN avg(cost_usd) END AS cost_per_attempt_usd,
+               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd"""
+
+
+def tool_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Per tool, from every executed call in the transcripts in scope: calls, error rate, server latency p50/p95 (ms)."""
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """,
+        executions AS (SELECT unnest(transcript_json->'$.executions[*]') AS e FROM scoped)
+        SELECT e->>'tool' AS tool, count(*) AS calls, avg((e->>'is_error')::BOOLEAN::INTEGER) AS error_rate,
+               quantile_cont((e->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((e->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms
+        FROM executions GROUP BY tool ORDER BY tool"""
+    )
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "calls", "error_rate", "latency_p50_ms", "latency_p95_ms"))
+
+
+FLAKY_COLUMNS = (
+    "model",
+    "case_id",
+    "kind",
+    "passes",
+    "runs",
+    "pass_rate",
+    "flaky_runs",
+    "run_count",
+    "last_run_date",
+    "last_run_id",
+    "top_failing_reason",
+    "simulated",
+    "flakiness",
+)
+
+
+def flaky_cases(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Model x case pairs that both passed and failed (0 < pass_rate < 1) across the runs in scope, flakiest first.
+
+        flakiness = (1 - |2·pass_rate - 1|) · 2^(-days since last seen / 7)
+
+    The first factor is 1 at a coin flip and 0 at always/never; the second
+    halves a case's weight for every week since it last ran (measured from the
+    newest run date in scope), so current flakiness ranks above old flakiness.
+    flaky_runs counts the runs in which the case was mixed itself.
+    """
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """,
+        per_run AS (
+            SELECT model, case_id, run_id, any_value(run_date) AS run_date, any_value(run_started_at) AS run_started_at,
+                   any_value(case_kind) AS kind, bool_or(simulated) AS simulated, count_if(passed) AS passes, count(*) AS runs
+            FROM scoped GROUP BY model, case_id, run_id
+        ),
+        pairs AS (
+            SELECT model, case_id, first(kind ORDER BY run_date DESC, run_started_at DESC) AS kind, sum(passes)::BIGINT AS passes, sum(runs)::BIGINT AS runs,
+                   count_if(passes > 0 AND passes < runs) AS flaky_runs, count(*) AS run_count, max(run_date) AS last_run_date,
+                   first(run_id ORDER BY run_date DESC, run_started_at DESC) AS last_run_id, bool_or(simulated) AS simulated
+            FROM per_run GROUP BY model, case_id
+        ),
+        reasons AS (
+            SELECT model, case_id, reason, count(*) AS n
+            FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM scoped WHERE NOT passed)
+            GROUP BY model, case_id, reason
+        ),
+        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id),
+        newest AS (SELECT max(run_date) AS newest FROM scoped)
+        SELECT p.model, p.case_id, p.kind, p.passes, p.runs, p.passes / p.runs AS pass_rate, p.flaky_runs, p.run_count,
+               p.last_run_date, p.last_run_id, t.top_failing_reason, p.simulated,
+               (1 - abs(2 * p.passes / p.runs - 1)) * pow(2, -date_diff('day', p.last_run_date, newest.newest) / ?) AS flakiness
+        FROM pairs p CROSS JOIN newest LEFT JOIN top t ON p.model = t.model AND p.case_id = t.case_id
+        WHERE p.passes > 0 AND p.passes < p.runs
+        ORDER BY flakiness DESC, p.model, p.case_id"""
+    )
+    frame = _frame(path, sql, [*(filters or AttemptFilters()).parameters(), RECENCY_HALF_LIFE_DAYS], FLAKY_COLUMNS)
+    frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
+    return frame
+
+
+ATTEMPT_DETAIL_COLUMNS = (
+    "attempt",
+    "passed",
+    "selection_correct",
+    "args_correct",
+    "sequence_correct",
+    "over_call",
+    "task_completed",
+    "reasons",
+    "prompt",
+    "tool_calls",
+    "tool_results",
+    "final_text",
+    "judge",
+    "stop_reason",
+    "error",
+    "latency_ms",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "model_version",
+    "simulated",
+    "case_kind",
+    "golden_path",
+)
+
+
+def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
+    """Every attempt of one model on one case in one run, for the drill-down, attempt order.
+
+    The golden prompt is not stored with an attempt; it is the transcript's
+    first user message (messages[1], after the system prompt). tool_calls,
+    tool_results, reasons and judge are pretty-printed JSON text.
+    """
+    sql = """
+        SELECT a.attempt, a.passed, a.selection_correct, a.args_correct, a.sequence_correct, a.over_call, a.task_completed,
+               a.reasons_json, a.transcript_json->>'$.messages[1].content' AS prompt, a.tool_calls_json,
+               a.transcript_json->'$.executions' AS executions_json, a.final_text, a.judge_json, a.stop_reason, a.error,
+               a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd, a.model_version, a.simulated, a.case_kind, r.golden_path
+        FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
+        WHERE a.run_id = ? AND a.model = ? AND a.case_id = ? ORDER BY a.attempt"""
+    raw_columns = (
+        "attempt",
+        "passed",
+        "selection_correct",
+        "args_correct",
+        "sequence_correct",
+        "over_call",
+        "task_completed",
+        "reasons_json",
+        "prompt",
+        "tool_calls_json",
+        "executions_json",
+        "final_text",
+        "judge_json",
+        *ATTEMPT_DETAIL_COLUMNS[13:],
+    )
+    frame = _frame(path, sql, [run_id, model, case_id], raw_columns)
+    frame["reasons_json"] = [_reasons_text(value) for value in frame["reasons_json"]]
+    for column in ("tool_calls_json", "executions_json", "judge_json"):
+        frame[column] = [_pretty_json(value) for value in frame[column]]
+    return frame.rename(
+        columns={
+            "reasons_json": "reasons",
+            "tool_calls_json": "tool_calls",
+            "executions_json": "tool_results",
+            "judge_json": "judge",
+        }
+    )[list(ATTEMPT_DETAIL_COLUMNS)]
+
+
+EXPORT_SQL = (
+    "WITH "
+    + _SCOPED
+    + """
+    SELECT run_id, run_date, golden_path, server_target, server_fingerprint, model, model_version, simulated, case_id, case_kind, attempt,
+           passed, selection_correct, args_correct, sequence_correct, over_call, task_completed, reasons_json, tool_calls_json,
+           final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, judge_json, cached_from, recorded_at
+    FROM scoped ORDER BY run_date, run_id, model, case_id, attempt
+    LIMIT ?"""
+)
+EXPORT_COLUMNS = (
+    "run_id",
+    "run_date",
+    "golden_path",
+    "server_target",
+    "server_fingerprint",
+    "model",
+    "model_version",
+    "simulated",
+    "case_id",
+    "case_kind",
+    "attempt",
+    "passed",
+    "selection_correct",
+    "args_correct",
+    "sequence_correct",
+    "over_call",
+    "task_completed",
+    "reasons_json",
+    "tool_calls_json",
+    "final_text",
+    "stop_reason",
+    "error",
+    "latency_ms",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "retries",
+    "judge_json",
+    "cached_from",
+    "recorded_at",
+)
+
+
+def attempts_frame(path: Path, filters: AttemptFilters | None = None, limit: int | None = None) -> pd.DataFrame:
+    """Every attempt in scope (the first `limit`), with its scores and telemetry (transcripts left out: they are large), for export."""
+    return _frame(path, EXPORT_SQL, [*(filters or AttemptFilters()).parameters(), limit], EXPORT_COLUMNS)
+
+
+def attempts_count(path: Path, filters: AttemptFilters | None = None) -> int:
+    """How many attempts the filters keep."""
+    frame = _frame(path, "WITH " + _SCOPED + " SELECT count(*) AS attempts FROM scoped", (filters or AttemptFilters()).parameters(), ("attempts",))
+    return int(frame["attempts"].iloc[0]) if not frame.empty else 0
+
+
+def attempts_export(path: Path, filters: AttemptFilters | None = None, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
+    """`attempts_frame` as CSV or Parquet bytes, written by DuckDB itself (fast on millions of rows, no pyarrow needed).
+
+    b"" when there is no store.
+    """
+    if not _has_tables(path):
+        return b""
+    with tempfile.TemporaryDirectory() as directory:
+        target = Path(directory) / f"attempts.{file_format}"
+        with connect(path, read_only=True) as connection:
+            try:
+                relation = connection.sql(EXPORT_SQL, params=[*(filters or AttemptFilters()).parameters(), None])
+                if file_format == "parquet":
+                    relation.write_parquet(str(target))
+                else:
+                    relation.write_csv(str(target), header=True)
+            except duckdb.Error as exc:
+                raise StoreError(f"cannot export attempts from {path}: {exc}") from exc
+        return target.read_bytes()
+
+
+def attempts_parquet(path: Path, filters: AttemptFilters | None = None) -> bytes:
+    """`attempts_export` as Parquet."""
+    return attempts_export(path, filters, "parquet")
+
+
+def conformance_runs(path: Path) -> pd.DataFrame:
+    """Every Layer 0 run, newest first, with its count of failed checks."""
+    sql = """
+        SELECT r.run_id, r.started_at, r.target, r.server_name, r.passed, r.runs, r.duration_s, r.server_fingerprint,
+               (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id AND c.verdict IN ('fail', 'error')) AS failed_checks
+        FROM conformance_runs r ORDER BY r.started_at DESC"""
+    columns = ("run_id", "started_at", "target", "server_name", "passed", "runs", "duration_s", "server_fingerprint", "failed_checks")
+    return _frame(path, sql, [], columns)
+
+
+def conformance_checks(path: Path, run_id: str) -> pd.DataFrame:
+    """Per-check results of one Layer 0 run, in check-id order."""
+    sql = "SELECT check_id, level, passes, runs, verdict, detail, spec FROM conformance_checks WHERE run_id = ? ORDER BY check_id"
+    return _frame(path, sql, [run_id], ("check_id", "level", "passes", "runs", "verdict", "detail", "spec"))
+
+
+def latest_conformance_verdict(path: Path, server_target: str | None = None, server_fingerprint: str | None = None) -> pd.DataFrame:
+    """The newest Layer 0 run of one server: matched by fingerprint (stable across ports) or by target; one row or none.
+
+    With neither given, the newest run of any server.
+    """
+    sql = """
+        SELECT r.run_id, r.started_at, r.target, r.server_name, r.passed, r.server_fingerprint,
+               (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id AND c.verdict IN ('fail', 'error')) AS failed_checks,
+               (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id) AS checks
+        FROM conformance_runs r
+        WHERE (?::VARCHAR IS NULL AND ?::VARCHAR IS NULL) OR r.server_fingerprint = ?::VARCHAR OR r.target = ?::VARCHAR
+        ORDER BY r.started_at DESC LIMIT 1"""
+    parameters = [server_fingerprint, server_target, server_fingerprint, server_target]
+    return _frame(path, sql, parameters, ("run_id", "started_at", "target", "server_name", "passed", "server_fingerprint", "failed_checks", "checks"))
+
+
+def _frame(path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[str]) -> pd.DataFrame:
+    """Run one query on a short-lived read-only connection; an empty frame with `columns` when there is nothing to read."""
+    if not _has_tables(path):
+        return pd.DataFrame(columns=list(columns))
+    with connect(path, read_only=True) as connection:
+        try:
+            frame = connection.execute(sql, list(parameters)).df()
+        except duckdb.CatalogException:  # a store written before the behaviour tables existed
+            return pd.DataFrame(columns=list(columns))
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read the results store {path}: {exc}") from exc
+    return frame
+
+
+def _has_tables(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
+def _none_for_missing(column: pd.Series) -> pd.Series:
+    """A text column (object dtype) with None, not NaN, where SQL gave NULL."""
+    values = [None if value is None or (isinstance(value, float) and math.isnan(value)) else value for value in column]
+    return pd.Series(values, index=column.index, dtype=object)
+
+
+def _reasons_text(value: str | None) -> str:
+    if not value:
+        return ""
+    return "\n".join(str(reason) for reason in json.loads(value))
+
+
+def _pretty_json(value: str | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return json.dumps(json.loads(value), indent=2, ensure_ascii=False)

@@ -1,0 +1,52 @@
+"""Dashboard page: every table as CSV, and the filtered attempts as CSV or Parquet."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore.dashboard import data, widgets
+
+PREVIEW_ROWS = 200
+
+st.set_page_config(page_title="evalcore — export", layout="wide")
+st.title("Export")
+
+db = data.db_path()
+options = data.filter_options(db)
+conformance = data.conformance_runs(db)
+if not options["models"] and conformance.empty:
+    widgets.empty_state(str(db), "runs")
+    st.stop()
+
+filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)
+
+st.subheader("Attempts in scope")
+st.caption("One row per attempt with its scores and telemetry; transcripts are left out (open them on the Matrix page).")
+count = data.attempts_count(db, filters)
+st.text(f"{count} attempts")
+widgets.table(data.attempts_preview(db, filters, PREVIEW_ROWS), "attempts_preview", label=f"Download this preview (first {PREVIEW_ROWS} rows) as CSV")
+for file_format, mime in (("csv", "text/csv"), ("parquet", "application/octet-stream")):
+    payload = data.attempts_export(db, filters, file_format) if count else b""
+    st.download_button(
+        f"Download all attempts as {file_format.upper() if file_format == 'csv' else 'Parquet'}",
+        payload,
+        file_name=f"attempts.{file_format}",
+        mime=mime,
+        key=f"attempts_{file_format}",
+        disabled=not payload,
+    )
+
+st.subheader("Tables")
+tables = {
+    "behaviour_runs": data.runs(db),
+    "matrix": data.matrix(db, filters),
+    "model_summary": data.model_summary(db, filters),
+    "latency_per_model": data.latency(db, filters),
+    "latency_per_tool": data.tool_latency(db, filters),
+    "latency_over_time": data.latency_over_time(db, filters),
+    "flaky_cases": data.flaky_cases(db, filters),
+    "conformance_runs": conformance,
+}
+for name, frame in tables.items():
+    with st.expander(f"{name} ({len(frame)} rows)"):
+        widgets.table(frame, name)

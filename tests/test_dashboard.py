@@ -1,0 +1,247 @@
+"""The dashboard pages, driven with Streamlit's AppTest against real stores (no browser).
+
+Replaces tests/test_app.py: the conformance view is now the home page's Layer 0 section.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.behaviour.types import AttemptRecord, AttemptScore
+from evalcore.dashboard import figures, widgets
+from evalcore.models.types import ToolCall
+from evalcore.store.behaviour import create_run, finish_run, write_attempts
+from evalcore.store.conformance import record_conformance_run
+from tests.test_queries import Store, build_store
+from tests.test_store import _report
+
+ROOT = Path(__file__).resolve().parents[1]
+HOME = str(ROOT / "app.py")
+LATENCY = str(ROOT / "pages" / "1_Latency_and_cost.py")
+FLAKY = str(ROOT / "pages" / "3_Flaky_cases.py")
+EXPORT = str(ROOT / "pages" / "5_Export.py")
+HOSTILE = "<script>alert(1)</script> **bold** <img src=x onerror=alert(2)>"
+
+
+def write_synthetic_run(db: Path, run_id: str, run_date: date, outcomes: dict[str, list[bool]], *, final_text: str = "done", model: str = "sim/fake") -> None:
+    """A complete run of one model written straight through the store API; case -> pass/fail per attempt."""
+    create_run(
+        db,
+        run_id=run_id,
+        run_date=run_date,
+        golden_path="missing-golden.yaml",
+        golden_hash="g",
+        server_target="http://127.0.0.1:1/mcp",
+        server_name="demo",
+        server_fingerprint="abc",
+        server_tools=[],
+        models=[model],
+        runs=max(len(v) for v in outcomes.values()),
+        config={},
+    )
+    records = []
+    for case_id, passes in outcomes.items():
+        for attempt, passed in enumerate(passes, start=1):
+            transcript = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"prompt of {case_id}"}], "executions": []}
+            records.append(
+                AttemptRecord(
+                    model=model,
+                    case_id=case_id,
+                    attempt=attempt,
+                    case_hash=case_id,
+                    case_kind="soft",
+                    simulated=True,
+                    model_version="fake-1",
+                    score=AttemptScore(True, passed, None, None, None, passed, () if passed else (f"reason {HOSTILE}",)),
+                    tool_calls=(ToolCall("c1", "lookup", {"q": HOSTILE}),),
+                    final_text=final_text,
+                    stop_reason="final",
+                    error=None,
+                    latency_ms=12.0,
+                    input_tokens=10,
+                    output_tokens=5,
+                    cost_usd=None,
+                    retries=0,
+                    transcript_json=json.dumps(transcript),
+                )
+            )
+    write_attempts(db, run_id, records)
+    finish_run(db, run_id, status="complete", passed=True, report=None)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, reference_url) -> Store:
+    return build_store(tmp_path_factory.mktemp("dashboard-pages"), reference_url)
+
+
+def _app(path: str, db: Path, monkeypatch, **params: str) -> AppTest:
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    app = AppTest.from_file(path)
+    for key, value in params.items():
+        app.query_params[key] = value
+    app.run(timeout=60)
+    assert not app.exception, app.exception
+    return app
+
+
+def _texts(app: AppTest) -> list[str]:
+    return [element.value for element in app.text]
+
+
+def _rendered_as_markup(app: AppTest) -> str:
+    """Everything that Streamlit renders as markdown or HTML (which must never carry untrusted text)."""
+    parts = [e.value for e in app.markdown] + [e.value for e in app.caption] + [e.value for e in app.info] + [e.value for e in app.warning]
+    parts += [e.value for e in app.success] + [e.value for e in app.error] + [e.value for e in app.subheader] + [e.value for e in app.title]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("page", [HOME, LATENCY, FLAKY, EXPORT])
+def test_every_page_explains_how_to_get_data_when_the_store_is_missing(page, tmp_path, monkeypatch):
+    app = _app(page, tmp_path / "none.duckdb", monkeypatch)
+    assert "python -m evalcore demo" in app.info[0].value and "make run" in app.info[0].value
+    assert not app.dataframe
+
+
+def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    record_conformance_run(db, _report(target="http://a/mcp", passed_check=False))
+    app = _app(HOME, db, monkeypatch)
+    assert "No behaviour runs" in app.info[0].value
+    runs, checks = app.dataframe
+    assert list(runs.value["target"]) == ["http://a/mcp"]
+    assert set(checks.value["verdict"]) == {"pass", "fail"}
+    assert not app.sidebar.selectbox  # no behaviour runs: no filters to offer
+    assert "NOT conformant" in app.selectbox[0].value
+
+
+def test_home_shows_matrix_layer0_verdict_summary_and_simulated_labels(store, monkeypatch):
+    app = _app(HOME, store.db, monkeypatch)
+    assert any(t.startswith("Layer 0 (conformance) of this server:") and "run " in t for t in _texts(app))
+    assert "(simulated)" in app.warning[0].value
+    chart = json.loads(app.get("plotly_chart")[0].proto.spec)
+    x_axis = chart["layout"]["xaxis"]["categoryarray"]
+    assert x_axis[0] == figures.LAYER0_COLUMN and all(label.endswith(" (simulated)") for label in x_axis[1:])
+    summary = app.dataframe[0].value
+    assert set(summary["model"]) == {store.steady, store.wrong}
+    # the default drill-down: first model, first case; the URL carries it
+    assert app.query_params["model"] == sorted([store.steady, store.wrong])[0]
+    assert app.query_params["case"] == "customer-then-ticket"
+
+
+def test_deep_link_opens_the_drill_down_of_one_cell(store, monkeypatch):
+    app = _app(HOME, store.db, monkeypatch, model=store.steady, case="weather-paris")
+    assert app.selectbox(key="drill_model").value == store.steady and app.selectbox(key="drill_case").value == "weather-paris"
+    assert any("weather-paris" in t and "4/5 passed" in t and "pass^k 0.00" in t for t in _texts(app))
+    codes = [c.value for c in app.code]
+    assert "What's the weather in Paris?" in codes  # the prompt
+    assert any("tool: get_weather" in c and "Paris" in c for c in codes)  # expected, from the golden file
+    assert sum("Lyon" in c for c in codes) >= 2  # attempt 3's call and the server's answer
+    assert sum(t.startswith("Attempt ") for t in _texts(app)) == 5
+    assert any(t.startswith("Attempt 3: FAIL") for t in _texts(app))
+
+
+def test_choosing_a_cell_with_the_selectboxes_updates_the_url(store, monkeypatch):
+    app = _app(HOME, store.db, monkeypatch, model=store.wrong, case="weather-paris")
+    app.selectbox(key="drill_case").set_value("say-hello").run(timeout=60)
+    assert not app.exception
+    assert app.query_params["case"] == "say-hello" and app.query_params["model"] == store.wrong
+    assert any("say-hello" in t and "0/5 passed" in t for t in _texts(app))
+
+
+def test_run_and_model_filters_narrow_the_matrix(store, monkeypatch):
+    app = _app(HOME, store.db, monkeypatch, run=store.old_run_id)
+    assert app.sidebar.selectbox(key="filter_run").value == store.old_run_id
+    assert app.selectbox(key="drill_model").options == [store.steady + " (simulated)"]
+    app = _app(HOME, store.db, monkeypatch)
+    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
+    assert not app.exception
+    assert set(app.dataframe[0].value["model"]) == {store.wrong}
+    app.sidebar.multiselect(key="filter_kinds").set_value(["hard"]).run(timeout=60)
+    assert app.selectbox(key="drill_case").options == ["weather-paris"]
+
+
+def test_clicked_cell_reads_the_model_and_case_from_a_selection_event():
+    event = {"selection": {"points": [{"x": "m (simulated)", "y": "case-1", "customdata": ["m", "case-1", "run", 0.0, "—"]}]}}
+    assert widgets.clicked_cell(event) == ("m", "case-1")
+    assert widgets.clicked_cell({"selection": {"points": []}}) is None
+    assert widgets.clicked_cell(None) is None
+
+
+def test_hostile_text_from_servers_and_models_is_shown_verbatim_never_as_markup(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, False, True]}, final_text=HOSTILE)
+    for page in (HOME, FLAKY):
+        app = _app(page, db, monkeypatch, model="sim/fake", case="case-a")
+        codes = [c.value for c in app.code]
+        assert HOSTILE in codes  # the final answer, verbatim
+        assert any(HOSTILE in c for c in codes if c != HOSTILE)  # the tool call arguments and reasons
+        markup = _rendered_as_markup(app)
+        assert "alert(" not in markup and "**bold**" not in markup and "bold" not in markup
+        assert not app.get("html")
+
+
+def test_latency_and_cost_page(store, monkeypatch):
+    app = _app(LATENCY, store.db, monkeypatch)
+    assert len(app.get("plotly_chart")) == 5
+    per_model, per_tool, over_time = (frame.value for frame in app.dataframe)
+    assert set(per_model["model"]) == {store.steady, store.wrong}
+    assert "get_weather" in set(per_tool["tool"]) and len(over_time) == 3
+    app.sidebar.selectbox(key="filter_run").set_value(store.old_run_id).run(timeout=60)
+    assert set(app.dataframe[0].value["model"]) == {store.steady} and app.query_params["run"] == store.old_run_id
+
+
+def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
+    app = _app(FLAKY, store.db, monkeypatch)
+    flaky = app.dataframe[0].value
+    assert set(flaky["case_id"]) == {"weather-paris", "customer-then-ticket"}
+    pick = app.selectbox(key="flaky_pick")
+    weather = next(option for option in pick.options if "weather-paris" in option)
+    pick.set_value(weather).run(timeout=60)
+    assert any(t.startswith("Attempt 3: FAIL") for t in _texts(app)) and f"run {store.run_id}" in _texts(app)
+
+
+def test_flaky_page_says_when_nothing_is_flaky(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"always": [True, True], "never": [False, False]})
+    app = _app(FLAKY, db, monkeypatch)
+    assert "No flaky cases" in app.success[0].value
+
+
+def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(store, monkeypatch):
+    app = _app(EXPORT, store.db, monkeypatch)
+    assert "45 attempts" in _texts(app)
+    buttons = {button.proto.label: button for button in app.get("download_button")}
+    assert "Download all attempts as CSV" in buttons and "Download all attempts as Parquet" in buttons
+    assert not buttons["Download all attempts as Parquet"].proto.disabled
+    for name in ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "conformance_runs"):
+        assert f"Download {name} as CSV" in buttons
+    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
+    assert "15 attempts" in _texts(app)
+
+
+def test_matrix_heatmap_figure_without_layer0_and_when_empty():
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "case_id": ["c1", "c1"],
+            "run_id": ["r", "r"],
+            "passes": [1, 5],
+            "runs": [5, 5],
+            "pass_rate": [0.2, 1.0],
+            "pass_hat_k": [0.0, 1.0],
+            "top_failing_reason": ["<b>x</b>", None],
+            "simulated": [True, False],
+        }
+    )
+    figure = figures.matrix_heatmap(frame)
+    assert list(figure.layout.xaxis.categoryarray) == ["a (simulated)", "b"]
+    assert figure.data[-1].customdata[0][4] == "&lt;b&gt;x&lt;/b&gt;"
+    assert not figures.matrix_heatmap(frame.iloc[0:0]).data
+    unchecked = figures.matrix_heatmap(frame, pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
+    assert list(unchecked.layout.xaxis.categoryarray)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]

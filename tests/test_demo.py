@@ -1,0 +1,68 @@
+"""The demo history (evalcore.demo): real reference servers (v1, then --variant v2) and scripted sim models, checked for drift."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from evalcore.commands.drift import run_drift_command
+from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, DemoConfig, prepare_store, run_demo
+from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE, detect_drift
+from evalcore.errors import ConfigError
+from evalcore.store.history import run_points, server_tools
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
+    config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
+    result = run_demo(config)
+    assert len(result.run_ids) == 8 and result.attempts == 8 * 2 * 28 * 5
+    assert all(name.startswith("sim/") for name in result.models)
+    return db, config
+
+
+def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else(demo_db):
+    db, config = demo_db
+    flags = detect_drift(run_points(db))
+    found = {(Path(f.model.split(":", 1)[1]).stem, f.case_id, f.run_date, f.attribution) for f in flags}
+    expected = {("drifting", case_id, config.model_update, MODEL_UPDATE) for case_id in MODEL_UPDATE_CASES}
+    expected.add(("steady", DESCRIPTION_CASE, config.description_change, SERVER_CHANGE))
+    assert found == expected
+    server_flag = next(f for f in flags if f.attribution == SERVER_CHANGE)
+    assert "changed description of search_knowledge_base" in server_flag.detail
+    model_flag = next(f for f in flags if f.attribution == MODEL_UPDATE)
+    assert "sim-drifting-2026-05 ->" in model_flag.detail and model_flag.detail.endswith("sim-drifting-2026-11")
+
+
+def test_the_server_descriptions_change_between_runs(demo_db):
+    db, _ = demo_db
+    points = run_points(db)
+    first, last = points[0].run_id, points[-1].run_id
+    before = {t["name"]: t["description"] for t in server_tools(db, first)}
+    after = {t["name"]: t["description"] for t in server_tools(db, last)}
+    assert set(before) == set(after) and {n for n in before if before[n] != after[n]} == {"search_knowledge_base"}
+
+
+def test_drift_command_passes_when_the_latest_run_is_clean_and_writes_json(demo_db, tmp_path, capsys):
+    db, _ = demo_db
+    out = tmp_path / "drift.json"
+    assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out)) == 0
+    printed = capsys.readouterr().out
+    assert "server/description change" in printed and "model update suspected" in printed
+    report = json.loads(out.read_text())
+    assert report["latestRunFlagged"] is False and len(report["flags"]) == 4
+
+
+def test_demo_refuses_a_store_with_runs_unless_forced(demo_db, tmp_path):
+    db, _ = demo_db
+    with pytest.raises(ConfigError, match="--force"):
+        prepare_store(db, force=False)
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    prepare_store(copy, force=True)
+    assert not copy.exists()

@@ -1,0 +1,254 @@
+"""The dashboard's store queries, on a store recorded by real `evalcore run`s of scripted sim models against the reference server."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from evalcore.cli import main
+from evalcore.store import queries
+from evalcore.store.queries import AttemptFilters
+
+GOLDEN = """\
+cases:
+  - id: weather-paris
+    prompt: "What's the weather in Paris?"
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    kind: hard
+  - id: say-hello
+    prompt: "Hi there!"
+    expect_tool: null
+  - id: customer-then-ticket
+    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
+    expect_sequence: [get_customer, create_support_ticket]
+    expect_args: {customer_id: CUST-1001}
+"""
+
+# steady: weather-paris 4/5 (attempt 3 asks for Lyon), say-hello 5/5, customer-then-ticket 4/5 (attempt 5 stops early)
+STEADY = """\
+defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: steady-v1}
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "Cloudy in Paris."
+    attempts:
+      3: {calls: [{name: get_weather, args: {city: Lyon}}]}
+  say-hello:
+    no_call: true
+    text: "Hello! How can I help?"
+  customer-then-ticket:
+    calls:
+      - {name: get_customer, args: {customer_id: CUST-1001}}
+      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
+    text: "Opened a ticket."
+    attempts:
+      5: {calls: [{name: get_customer, args: {customer_id: CUST-1001}}]}
+"""
+
+# wrong: weather-paris 0/5 (always Lyon), say-hello 0/5 (calls a tool), customer-then-ticket 5/5; slower and pricier in tokens
+WRONG = """\
+defaults: {latency_ms: 30, tokens: {input: 300, output: 50}, model_version: wrong-v1}
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Lyon}}]
+    text: "No idea."
+  say-hello:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "It is cloudy."
+  customer-then-ticket:
+    calls:
+      - {name: get_customer, args: {customer_id: CUST-1001}}
+      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
+    text: "Opened a ticket."
+"""
+
+
+@dataclass(frozen=True)
+class Store:
+    db: Path
+    golden: Path
+    steady: str  # model strings
+    wrong: str
+    run_id: str  # the newest run (both models)
+    old_run_id: str  # an older run of `steady` only, dated 2026-01-01
+
+
+def build_store(directory: Path, reference_url: str) -> Store:
+    """Two runs: 2026-01-01 (steady only) and 2026-02-01 (steady and wrong), plus one Layer 0 run of the same server."""
+    golden = directory / "tasks.yaml"
+    golden.write_text(GOLDEN)
+    (directory / "steady.yaml").write_text(STEADY)
+    (directory / "wrong.yaml").write_text(WRONG)
+    steady, wrong = f"sim/script:{directory / 'steady.yaml'}", f"sim/script:{directory / 'wrong.yaml'}"
+    db = directory / "evals.duckdb"
+    run_ids = []
+    for models, day in ((steady, "2026-01-01"), (f"{steady},{wrong}", "2026-02-01")):
+        out = directory / f"report-{day}.json"
+        code = main(["run", "--golden", str(golden), "--models", models, "--url", reference_url, "--db", str(db), "--out", str(out), "--date", day])
+        assert code in (0, 1)
+        run_ids.append(json.loads(out.read_text())["runId"])
+    assert main(["conformance", "--url", reference_url, "--runs", "1", "--db", str(db)]) in (0, 1)
+    return Store(db, golden, steady, wrong, run_ids[1], run_ids[0])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, reference_url) -> Store:
+    return build_store(tmp_path_factory.mktemp("dashboard-store"), reference_url)
+
+
+def _cell(frame, model: str, case_id: str):
+    rows = frame[(frame["model"] == model) & (frame["case_id"] == case_id)]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def test_matrix_has_one_row_per_model_and_case_of_the_newest_run(store):
+    matrix = queries.matrix(store.db)
+    assert len(matrix) == 6 and set(matrix["run_id"]) == {store.run_id}
+    weather = _cell(matrix, store.steady, "weather-paris")
+    assert (weather["passes"], weather["runs"], weather["pass_rate"], weather["pass_hat_k"]) == (4, 5, 0.8, 0.0)
+    assert weather["kind"] == "hard" and "Lyon" in weather["top_failing_reason"] and bool(weather["simulated"])
+    hello = _cell(matrix, store.steady, "say-hello")
+    assert (hello["passes"], hello["pass_hat_k"]) == (5, 1.0) and hello["top_failing_reason"] is None
+    assert _cell(matrix, store.wrong, "say-hello")["passes"] == 0
+
+
+def test_matrix_filters(store):
+    assert set(queries.matrix(store.db, AttemptFilters(models=(store.wrong,)))["model"]) == {store.wrong}
+    assert set(queries.matrix(store.db, AttemptFilters(kinds=("hard",)))["case_id"]) == {"weather-paris"}
+    old = queries.matrix(store.db, AttemptFilters(run_id=store.old_run_id))
+    assert set(old["model"]) == {store.steady} and set(old["run_id"]) == {store.old_run_id}
+    january = queries.matrix(store.db, AttemptFilters(date_to=date(2026, 1, 31)))
+    assert set(january["run_id"]) == {store.old_run_id}
+    assert queries.matrix(store.db, AttemptFilters(date_from=date(2027, 1, 1))).empty
+    assert queries.matrix(store.db, AttemptFilters(golden_path="elsewhere.yaml")).empty
+    assert len(queries.matrix(store.db, AttemptFilters(golden_path=str(store.golden)))) == 6
+
+
+def test_latest_run_ids_pick_each_models_newest_run_by_date(store):
+    latest = queries.latest_run_ids(store.db).set_index("model")
+    assert latest.loc[store.steady, "run_id"] == store.run_id and latest.loc[store.wrong, "run_id"] == store.run_id
+    only_january = queries.latest_run_ids(store.db, AttemptFilters(date_to=date(2026, 1, 1)))
+    assert list(only_january["run_id"]) == [store.old_run_id]
+
+
+def test_model_summary_matches_the_report_metrics(store):
+    summary = queries.model_summary(store.db).set_index("model")
+    steady = summary.loc[store.steady]
+    assert steady["attempts"] == 15 and steady["selection_accuracy"] == 1.0
+    assert steady["argument_accuracy"] == pytest.approx(9 / 10)
+    assert steady["sequence_accuracy"] == pytest.approx(0.8) and steady["over_call_rate"] == 0.0
+    wrong = summary.loc[store.wrong]
+    assert wrong["over_call_rate"] == 1.0 and wrong["pass_rate"] == pytest.approx(5 / 15)
+    assert wrong["cost_usd"] == 0.0 and wrong["cost_per_correct_usd"] == 0.0
+
+
+def test_latency_tokens_and_cost_per_model_tool_and_day(store):
+    per_model = queries.latency(store.db).set_index("model")
+    assert per_model.loc[store.steady, "attempts"] == 30  # both runs
+    assert per_model.loc[store.wrong, "latency_p50_ms"] >= 30 > per_model.loc[store.steady, "latency_p50_ms"]
+    assert per_model.loc[store.wrong, "latency_p95_ms"] >= per_model.loc[store.wrong, "latency_p50_ms"]
+    assert per_model.loc[store.wrong, "input_tokens_per_attempt"] > per_model.loc[store.steady, "input_tokens_per_attempt"]
+    assert per_model.loc[store.wrong, "tokens_per_correct"] > per_model.loc[store.wrong, "input_tokens_per_attempt"]
+    tools = queries.tool_latency(store.db).set_index("tool")
+    # get_weather: steady 5 calls per run x 2 runs, wrong 10 (weather and say-hello)
+    assert tools.loc["get_weather", "calls"] == 20
+    assert tools.loc["get_weather", "error_rate"] == pytest.approx(7 / 20)  # Lyon has no weather: 2 steady + 5 wrong
+    assert set(tools.index) == {"get_weather", "get_customer", "create_support_ticket"}
+    over_time = queries.latency_over_time(store.db)
+    assert [(str(d.date()), m) for d, m in zip(over_time["run_date"], over_time["model"], strict=True)] == [
+        ("2026-01-01", store.steady),
+        ("2026-02-01", store.steady),
+        ("2026-02-01", store.wrong),
+    ]
+
+
+def test_flaky_cases_are_mixed_pairs_ranked_by_closeness_to_a_coin_flip(store):
+    flaky = queries.flaky_cases(store.db)
+    pairs = list(zip(flaky["model"], flaky["case_id"], strict=True))
+    assert set(pairs) == {(store.steady, "weather-paris"), (store.steady, "customer-then-ticket")}
+    weather = _cell(flaky, store.steady, "weather-paris")
+    assert (weather["passes"], weather["runs"], weather["flaky_runs"], weather["run_count"]) == (8, 10, 2, 2)
+    assert weather["flakiness"] == pytest.approx(0.4) and weather["last_run_id"] == store.run_id
+    # seen only in January, scoped to end on the newest date: same share, no decay (recency is relative to the scope's newest day)
+    january = queries.flaky_cases(store.db, AttemptFilters(run_id=store.old_run_id))
+    assert _cell(january, store.steady, "weather-paris")["flakiness"] == pytest.approx(0.4)
+
+
+def test_flakiness_decays_by_half_each_week_since_last_seen(tmp_path):
+    from tests.test_dashboard import write_synthetic_run
+
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "old", date(2026, 3, 1), {"case-a": [True, False]})
+    write_synthetic_run(db, "new", date(2026, 3, 15), {"case-b": [True, True, True, False]})
+    flaky = queries.flaky_cases(db).set_index("case_id")
+    assert flaky.loc["case-a", "flakiness"] == pytest.approx(1.0 * 0.25)  # a coin flip, two weeks old
+    assert flaky.loc["case-b", "flakiness"] == pytest.approx(0.5)  # 3/4, current
+    assert list(flaky.index) == ["case-b", "case-a"]
+
+
+def test_attempts_drill_down_carries_prompt_calls_results_and_telemetry(store):
+    rows = queries.attempts(store.db, store.run_id, store.steady, "weather-paris")
+    assert list(rows["attempt"]) == [1, 2, 3, 4, 5]
+    assert set(rows["prompt"]) == {"What's the weather in Paris?"}
+    third = rows.iloc[2]
+    assert not third["passed"] and "Lyon" in third["tool_calls"] and "Lyon" in third["tool_results"] and "Lyon" in third["reasons"]
+    assert rows.iloc[0]["final_text"] == "Cloudy in Paris." and rows.iloc[0]["input_tokens"] > 0
+    assert queries.attempts(store.db, store.run_id, store.steady, "no-such-case").empty
+
+
+def test_export_as_frame_and_parquet(store):
+    frame = queries.attempts_frame(store.db)
+    assert len(frame) == 45 and "transcript_json" not in frame.columns
+    assert len(queries.attempts_frame(store.db, AttemptFilters(models=(store.wrong,)))) == 15
+    parquet = queries.attempts_parquet(store.db, AttemptFilters(models=(store.wrong,)))
+    assert parquet[:4] == b"PAR1"
+    target = store.db.parent / "check.parquet"
+    target.write_bytes(parquet)
+    assert duckdb.connect().execute("SELECT count(*) FROM read_parquet(?)", [str(target)]).fetchone() == (15,)
+    csv = queries.attempts_export(store.db, AttemptFilters(models=(store.wrong,)), "csv").decode()
+    assert csv.startswith("run_id,run_date,") and len(csv.strip().splitlines()) == 16
+    assert queries.attempts_count(store.db, AttemptFilters(models=(store.wrong,))) == 15
+    assert len(queries.attempts_frame(store.db, limit=7)) == 7
+
+
+def test_conformance_verdict_matches_the_server_by_fingerprint(store):
+    runs = queries.conformance_runs(store.db)
+    assert len(runs) == 1
+    fingerprint = queries.matrix(store.db)["server_fingerprint"].iloc[0]
+    verdict = queries.latest_conformance_verdict(store.db, "http://some-other-port/mcp", fingerprint)
+    assert list(verdict["run_id"]) == list(runs["run_id"]) and verdict["checks"].iloc[0] > 0
+    assert queries.latest_conformance_verdict(store.db, "http://nowhere/mcp", "no-such-fingerprint").empty
+    assert len(queries.conformance_checks(store.db, runs["run_id"].iloc[0])) == verdict["checks"].iloc[0]
+
+
+def test_missing_or_empty_store_gives_empty_frames(tmp_path):
+    from evalcore.store.db import connect
+
+    empty = tmp_path / "empty.duckdb"
+    with connect(empty):
+        pass  # the schema, no rows
+    for db in (tmp_path / "missing.duckdb", empty):
+        assert queries.matrix(db).empty and list(queries.matrix(db).columns) == list(queries.MATRIX_COLUMNS)
+        for frame in (
+            queries.model_summary(db),
+            queries.latency(db),
+            queries.latency_over_time(db),
+            queries.tool_latency(db),
+            queries.flaky_cases(db),
+            queries.attempts(db, "r", "m", "c"),
+            queries.attempts_frame(db),
+            queries.runs(db),
+            queries.conformance_runs(db),
+            queries.latest_conformance_verdict(db),
+            queries.latest_run_ids(db),
+        ):
+            assert frame.empty
+        assert queries.filter_options(db)["models"] == []
+    assert queries.attempts_parquet(tmp_path / "missing.duckdb") == b"" and queries.attempts_count(tmp_path / "missing.duckdb") == 0
