@@ -10,15 +10,14 @@ Two kinds of gate, kept apart on purpose:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcore.behaviour.types import AttemptScore
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.scoring.aggregate import ScoredAttempt, case_summaries, model_metrics
 from evalcore.scoring.stats import required_passes
+from evalcore.store.behaviour import score_from_row
 
 METRIC_NAMES = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate", "task_completion", "pass_rate")
 
@@ -31,15 +30,7 @@ def scored_attempts(rows: Sequence[Mapping[str, Any]], golden: GoldenSet) -> lis
         case = cases.get(row["case_id"])
         if case is None:
             continue
-        score = AttemptScore(
-            row["selection_correct"],
-            row["args_correct"],
-            row["sequence_correct"],
-            row["over_call"],
-            row["task_completed"],
-            row["passed"],
-            tuple(json.loads(row["reasons_json"])),
-        )
+        score = score_from_row(row)
         scored.append(ScoredAttempt(row["model"], case, row["attempt"], score, row["latency_ms"], row["input_tokens"], row["output_tokens"], row["cost_usd"]))
     return scored
 

@@ -32,6 +32,7 @@ from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.scoring.attempt import score_attempt
 from evalcore.store import behaviour as store
+from evalcore.store.behaviour import score_from_row
 from evalcore.target import Target
 from evalcore.transport.base import Limits
 
@@ -276,15 +277,7 @@ async def _attempt(
 
 
 def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
-    score = AttemptScore(
-        row["selection_correct"],
-        row["args_correct"],
-        row["sequence_correct"],
-        row["over_call"],
-        row["task_completed"],
-        row["passed"],
-        tuple(json.loads(row["reasons_json"])),
-    )
+    score = score_from_row(row)
     calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"]))
     judge = JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None
     return AttemptRecord(

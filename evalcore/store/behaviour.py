@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from evalcore import __version__
-from evalcore.behaviour.types import AttemptRecord
+from evalcore.behaviour.types import AttemptRecord, AttemptScore
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
 
@@ -189,6 +189,19 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
             [golden_path, golden_path, exclude_run, exclude_run],
         ).fetchone()
     return json.loads(row[0]) if row else None
+
+
+def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
+    """The score of a stored attempt row."""
+    return AttemptScore(
+        row["selection_correct"],
+        row["args_correct"],
+        row["sequence_correct"],
+        row["over_call"],
+        row["task_completed"],
+        row["passed"],
+        tuple(json.loads(row["reasons_json"])),
+    )
 
 
 def _qualified(alias: str) -> str:
