@@ -196,7 +196,9 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
 
 def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequence[date], server_args: Sequence[str]) -> list[str]:
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.conformance.runner import run_suite
     from evalcore.reference import running_reference_server
+    from evalcore.store.conformance import record_conformance_run
     from evalcore.target import Target
 
     if not nights:
@@ -204,6 +206,8 @@ def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequenc
     run_ids: list[str] = []
     with running_reference_server(server_args) as url:
         target = Target(url=url)
+        # Layer 0 of each server variant, so the matrix's conformance column has a verdict for the runs that follow.
+        record_conformance_run(config.db_path, asyncio.run(run_suite(target, runs=config.runs)))
         for night in nights:
             behaviour = BehaviourConfig(
                 golden_path=config.golden_path,

@@ -80,6 +80,7 @@ class RunPoint:
     model_version: str | None
     golden_hash: str
     server_tools_json: str = "[]"  # [{name, description}, ...] as stored with the run, for description diffs
+    simulated: bool = False  # the model is an offline sim/ model
 
 
 @dataclass(frozen=True)

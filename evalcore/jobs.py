@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ KEYED_MODELS = {
     "GEMINI_API_KEY": ("gemini/gemini-1.5-flash",),
 }
 SIM_MODELS = ("sim/lexical",)
+DEMO_NIGHTS = 21
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Job:
     runs: int
     db: str
     log: str
+    kind: str = "run"  # "run": one behaviour run; "demo": the simulated demo history
+    nights: int = 0  # demo only: how many nightly runs it builds
 
 
 def offered_models(environ: dict[str, str] | None = None) -> list[str]:
@@ -77,24 +80,44 @@ def launch(*, db: Path, golden: Path, server: str, models: list[str], runs: int)
     if not 1 <= runs <= 20:
         raise ConfigError("runs per case must be between 1 and 20")
     run_id = new_run_id()
-    folder = jobs_dir(db)
-    folder.mkdir(parents=True, exist_ok=True)
-    log = folder / f"{run_id}.log"
+    db = db.resolve()  # the job runs in the package folder, whatever the page's working directory
     command = [
-        sys.executable, "-m", "evalcore", "run", "--run-id", run_id, "--golden", str(golden), "--server", server,
-        "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
+        "run", "--run-id", run_id, "--golden", str(golden), "--server", server, "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
     ]  # fmt: skip
+    return _spawn(Job(run_id, 0, "", str(golden), server, tuple(models), runs, str(db), ""), command)
+
+
+def launch_demo(db: Path, *, nights: int = DEMO_NIGHTS) -> Job:
+    """Build the simulated demo history (`python -m evalcore demo`) into `db` in the background; it refuses a store holding runs."""
+    from evalcore.store.history import count_behaviour_runs
+
+    db = db.resolve()
+    if any(job.kind == "demo" and _alive(job.pid) for job in list_jobs(db)):
+        raise ConfigError(f"the demo history for {db} is already being built")
+    if count_behaviour_runs(db):
+        raise ConfigError(f"{db} already holds behaviour runs; the demo only fills an empty store")
+    job_id = f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}"
+    golden = _PACKAGE_ROOT / "golden" / "tasks.yaml"
+    job = Job(job_id, 0, "", str(golden), "reference", ("sim/script (steady)", "sim/script (drifting)"), 5, str(db), "", kind="demo", nights=nights)
+    return _spawn(job, ["demo", "--db", str(db), "--golden", str(golden), "--days", str(nights)])
+
+
+def _spawn(job: Job, arguments: list[str]) -> Job:
+    """Start `python -m evalcore <arguments>` as its own process session and record the job next to the store."""
+    folder = jobs_dir(Path(job.db))
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{job.run_id}.log"
     with log.open("w", encoding="utf-8") as handle:
         process = subprocess.Popen(
-            command,
+            [sys.executable, "-m", "evalcore", *arguments],
             stdin=subprocess.DEVNULL,
             stdout=handle,
             stderr=subprocess.STDOUT,
             cwd=_PACKAGE_ROOT,
             start_new_session=True,  # survives the page's process and reloads
         )
-    job = Job(run_id, process.pid, datetime.now(UTC).isoformat(), str(golden), server, tuple(models), runs, str(db), str(log))
-    (folder / f"{run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
+    job = replace(job, pid=process.pid, started_at=datetime.now(UTC).isoformat(), log=str(log))
+    (folder / f"{job.run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
     return job
 
 
@@ -111,9 +134,14 @@ def list_jobs(db: Path) -> list[Job]:
 
 
 def job_status(job: Job) -> dict[str, Any]:
-    """running / complete / failed / cancelled / crashed, attempts done of total, and why it failed."""
+    """running / complete / failed / cancelled / crashed, attempts done of total, and why it failed.
+
+    For a demo job, `done` and `total` count nightly runs instead of attempts.
+    """
     alive = _alive(job.pid)
     db = Path(job.db)
+    if job.kind == "demo":
+        return _demo_status(job, alive)
     try:
         run = load_run(db, job.run_id)
     except Exception:  # the run was never created (e.g. a golden-set error): the log says why
@@ -130,6 +158,20 @@ def job_status(job: Job) -> dict[str, Any]:
         status = "failed"
     reason = run.get("error") or (_last_line(Path(job.log)) if status == "failed" else None)
     return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed")}
+
+
+def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
+    from evalcore.store.history import count_behaviour_runs
+
+    try:
+        done = count_behaviour_runs(Path(job.db))
+    except Exception:  # the demo is writing: count again on the next poll
+        done = 0
+    if alive:
+        return {"status": "running", "done": done, "total": job.nights, "reason": None}
+    complete = done >= job.nights
+    reason = None if complete else _last_line(Path(job.log))
+    return {"status": "complete" if complete else "failed", "done": done, "total": job.nights, "reason": reason}
 
 
 def _total_attempts(job: Job) -> int | None:

@@ -12,7 +12,7 @@ st.title("Latency and cost")
 db = data.db_path()
 options = data.filter_options(db)
 if not options["models"]:
-    widgets.empty_state(str(db))
+    widgets.empty_state(db)
     st.stop()
 
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)

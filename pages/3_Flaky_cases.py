@@ -13,7 +13,7 @@ st.caption("Model × case pairs with 0 < pass rate < 1 across the runs in scope.
 db = data.db_path()
 options = data.filter_options(db)
 if not options["models"]:
-    widgets.empty_state(str(db))
+    widgets.empty_state(db)
     st.stop()
 
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)

@@ -15,7 +15,7 @@ db = data.db_path()
 options = data.filter_options(db)
 conformance = data.conformance_runs(db)
 if not options["models"] and conformance.empty:
-    widgets.empty_state(str(db), "runs")
+    widgets.empty_state(db, "runs")
     st.stop()
 
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)

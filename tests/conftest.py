@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 
 import pytest
 
@@ -17,3 +18,16 @@ def reference_url():
 
     with running_reference_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory):
+    """A store holding the demo history (8 simulated nights: a description change and a model update), built once."""
+    from evalcore.demo import DemoConfig, run_demo
+
+    db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
+    config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
+    result = run_demo(config)
+    assert len(result.run_ids) == 8 and result.attempts == 8 * 2 * 28 * 5
+    assert all(name.startswith("sim/") for name in result.models)
+    return db, config

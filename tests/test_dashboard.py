@@ -1,7 +1,4 @@
-"""The dashboard pages, driven with Streamlit's AppTest against real stores (no browser).
-
-Replaces tests/test_app.py: the conformance view is now the home page's Layer 0 section.
-"""
+"""The dashboard pages, driven with Streamlit's AppTest against real stores (no browser; tests/test_browser.py drives Chromium)."""
 
 from __future__ import annotations
 
@@ -18,12 +15,15 @@ from evalcore.dashboard import figures, widgets
 from evalcore.models.types import ToolCall
 from evalcore.store.behaviour import create_run, finish_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
+from evalcore.store.history import run_points
 from tests.test_queries import Store, build_store
 from tests.test_store import _report
 
 ROOT = Path(__file__).resolve().parents[1]
-HOME = str(ROOT / "app.py")
+HOME = str(ROOT / "pages" / "0_Matrix.py")
+ENTRY = str(ROOT / "app.py")
 LATENCY = str(ROOT / "pages" / "1_Latency_and_cost.py")
+DRIFT = str(ROOT / "pages" / "2_Drift.py")
 FLAKY = str(ROOT / "pages" / "3_Flaky_cases.py")
 EXPORT = str(ROOT / "pages" / "5_Export.py")
 HOSTILE = "<script>alert(1)</script> **bold** <img src=x onerror=alert(2)>"
@@ -101,11 +101,50 @@ def _rendered_as_markup(app: AppTest) -> str:
     return "\n".join(parts)
 
 
-@pytest.mark.parametrize("page", [HOME, LATENCY, FLAKY, EXPORT])
+@pytest.mark.parametrize("page", [HOME, LATENCY, DRIFT, FLAKY, EXPORT])
 def test_every_page_explains_how_to_get_data_when_the_store_is_missing(page, tmp_path, monkeypatch):
     app = _app(page, tmp_path / "none.duckdb", monkeypatch)
     assert "python -m evalcore demo" in app.info[0].value and "make run" in app.info[0].value
+    assert app.button[0].label.startswith("Build the demo history")
     assert not app.dataframe
+
+
+def test_drift_page_flags_the_demo_regressions_with_their_cause_and_diff(demo_db, monkeypatch):
+    from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE
+
+    db, config = demo_db
+    app = _app(DRIFT, db, monkeypatch)
+    assert "4 regression(s) flagged over 8 runs" in app.error[0].value
+    assert "(simulated)" in app.warning[0].value
+    flags = app.dataframe[0].value
+    assert len(flags) == 4 and set(flags["attribution"]) == {MODEL_UPDATE, SERVER_CHANGE}
+    assert set(flags.loc[flags["attribution"] == SERVER_CHANGE, "run_date"]) == {config.description_change}
+    overview, timeline = (json.loads(chart.proto.spec) for chart in app.get("plotly_chart"))
+    rows = overview["data"][0]["y"]
+    assert len(rows) == 2 * 28 and all(" (simulated) · " in row for row in rows)
+    assert len(overview["data"][1]["x"]) == 4  # one flag marker per regression
+    # flagged pairs come first in the picker; the first one's timeline is drawn with its flag, and its cause is shown verbatim
+    model, case = app.selectbox(key="drift_pair").value
+    assert ((flags["model"] == model) & (flags["case_id"] == case)).any()
+    assert [trace["name"] for trace in timeline["data"]] == ["pass rate", "flagged regression"]
+    assert app.query_params["model"] == model and app.query_params["case"] == case
+    assert any("confidence" in t for t in _texts(app))
+
+
+def test_drift_page_deep_link_shows_the_description_diff(demo_db, monkeypatch):
+    from evalcore.demo import DESCRIPTION_CASE
+
+    db, _ = demo_db
+    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
+    assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
+    assert any("changed description of search_knowledge_base" in block.value for block in app.code)
+
+
+def test_drift_page_says_what_it_will_show_before_there_is_enough_history(store, monkeypatch):
+    app = _app(DRIFT, store.db, monkeypatch)
+    assert "Drift needs at least 4" in app.info[0].value
+    assert not app.get("plotly_chart")
 
 
 def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
@@ -157,7 +196,7 @@ def test_choosing_a_cell_with_the_selectboxes_updates_the_url(store, monkeypatch
 def test_run_and_model_filters_narrow_the_matrix(store, monkeypatch):
     app = _app(HOME, store.db, monkeypatch, run=store.old_run_id)
     assert app.sidebar.selectbox(key="filter_run").value == store.old_run_id
-    assert app.selectbox(key="drill_model").options == [store.steady + " (simulated)"]
+    assert app.selectbox(key="drill_model").options == ["sim/script:steady.yaml (simulated)"]
     app = _app(HOME, store.db, monkeypatch)
     app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
     assert not app.exception
@@ -245,3 +284,22 @@ def test_matrix_heatmap_figure_without_layer0_and_when_empty():
     assert not figures.matrix_heatmap(frame.iloc[0:0]).data
     unchecked = figures.matrix_heatmap(frame, pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
     assert list(unchecked.layout.xaxis.categoryarray)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]
+
+
+def test_the_entry_point_opens_the_matrix_and_lists_every_page(store, monkeypatch):
+    app = _app(ENTRY, store.db, monkeypatch)
+    assert app.title[0].value == "Model × case matrix"
+    pages = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+    entry = (ROOT / "app.py").read_text()
+    assert all(f"pages/{name}" in entry for name in pages)  # a new page file must be listed, or it is unreachable
+
+
+def test_model_labels_shorten_script_paths_only_while_unique():
+    assert figures.model_label("sim/script:/a/b/steady.yaml", True) == "sim/script:steady.yaml (simulated)"
+    assert figures.model_label("openai/gpt-4o", False) == "openai/gpt-4o"
+    labels = figures.model_labels({"sim/script:/a/x.yaml": True, "sim/script:/b/x.yaml": True, "sim/script:/b/y.yaml": True})
+    assert labels == {
+        "sim/script:/a/x.yaml": "sim/script:/a/x.yaml (simulated)",
+        "sim/script:/b/x.yaml": "sim/script:/b/x.yaml (simulated)",
+        "sim/script:/b/y.yaml": "sim/script:y.yaml (simulated)",
+    }

@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from evalcore.commands.drift import run_drift_command
-from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, DemoConfig, prepare_store, run_demo
+from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE, detect_drift
 from evalcore.errors import ConfigError
 from evalcore.store.history import run_points, server_tools
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
-    config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
-    result = run_demo(config)
-    assert len(result.run_ids) == 8 and result.attempts == 8 * 2 * 28 * 5
-    assert all(name.startswith("sim/") for name in result.models)
-    return db, config
 
 
 def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else(demo_db):
@@ -66,3 +55,14 @@ def test_demo_refuses_a_store_with_runs_unless_forced(demo_db, tmp_path):
     copy.write_bytes(db.read_bytes())
     prepare_store(copy, force=True)
     assert not copy.exists()
+
+
+def test_the_demo_records_layer0_for_each_server_variant(demo_db):
+    from evalcore.store.queries import conformance_runs
+
+    db, _ = demo_db
+    runs = conformance_runs(db)
+    assert len(runs) == 2 and runs["passed"].all()
+    assert runs["server_fingerprint"].nunique() == 2  # v1, then the v2 descriptions
+    latest_behaviour = run_points(db)[-1]
+    assert latest_behaviour.server_fingerprint in set(runs["server_fingerprint"])

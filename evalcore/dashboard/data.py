@@ -15,9 +15,10 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
+from evalcore.drift import DriftFlag, RunPoint, detect_drift
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
-from evalcore.store import queries
+from evalcore.store import history, queries
 from evalcore.store.queries import AttemptFilters
 
 TTL_S = 10
@@ -101,6 +102,34 @@ def conformance_checks(db: Path, run_id: str) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def latest_conformance_verdict(db: Path, server_target: str | None, server_fingerprint: str | None) -> pd.DataFrame:
     return queries.latest_conformance_verdict(db, server_target, server_fingerprint)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def drift(db: Path, golden_path: str | None) -> tuple[list[RunPoint], list[DriftFlag]]:
+    """The per-run history of every (model, case) of complete runs, and the regressions `evalcore.drift` flags in it."""
+    points = history.run_points(db, golden_path=golden_path)
+    return points, detect_drift(points)
+
+
+def flags_table(flags: list[DriftFlag]) -> pd.DataFrame:
+    """Flags newest first, one row each, for the Drift page's table and CSV."""
+    rows = [
+        {
+            "run_date": f.run_date,
+            "model": f.model,
+            "case_id": f.case_id,
+            "before": f"{f.before_passes}/{f.before_runs}",
+            "after": f"{f.after_passes}/{f.after_runs}",
+            "drop": round(f.before_rate - f.after_rate, 3),
+            "p_value": f.p_value,
+            "confidence": round(f.confidence, 4),
+            "attribution": f.attribution,
+            "run_id": f.run_id,
+        }
+        for f in sorted(flags, key=lambda f: (f.run_date, f.model, f.case_id), reverse=True)
+    ]
+    columns = ["run_date", "model", "case_id", "before", "after", "drop", "p_value", "confidence", "attribution", "run_id"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

@@ -7,10 +7,15 @@ from a `sim/` model, so a chart can never pass simulated numbers off as real.
 from __future__ import annotations
 
 import html
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+
+from evalcore.drift import DriftFlag, RunPoint, TimelinePoint
 
 LAYER0_COLUMN = "Layer 0"
 SIMULATED_SUFFIX = " (simulated)"
@@ -19,7 +24,19 @@ VERDICT_COLOURS = [[0.0, "#d73027"], [0.5, "#bdbdbd"], [1.0, "#1a9850"]]  # fail
 
 
 def model_label(model: str, simulated: bool) -> str:
-    return model + SIMULATED_SUFFIX if simulated else model
+    """How a model is shown: `sim/script:<path>` shortened to the script's file name, " (simulated)" appended for sim models."""
+    return _short_name(model) + (SIMULATED_SUFFIX if simulated else "")
+
+
+def model_labels(simulated: Mapping[str, bool]) -> dict[str, str]:
+    """Labels for several models at once (model -> label), shortened only where the short name stays unique."""
+    short = Counter(_short_name(model) for model in simulated)
+    return {model: (_short_name(model) if short[_short_name(model)] == 1 else model) + (SIMULATED_SUFFIX if flag else "") for model, flag in simulated.items()}
+
+
+def _short_name(model: str) -> str:
+    prefix, _, path = model.partition(":")
+    return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else model
 
 
 def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.Figure:
@@ -36,7 +53,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         figure.update_layout(title="No behaviour attempts in scope")
         return figure
     simulated = df.groupby("model")["simulated"].any()
-    labels = {model: model_label(str(model), bool(flag)) for model, flag in simulated.items()}
+    labels = model_labels({str(model): bool(flag) for model, flag in simulated.items()})
     models = sorted(labels)
     cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     frame = df.assign(model_label=df["model"].map(labels))
@@ -115,7 +132,8 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No latency data in scope")
         return figure
-    frame = df.assign(label=[model_label(str(m), bool(s)) for m, s in zip(df["model"], df["simulated"], strict=True)])
+    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
+    frame = df.assign(label=df["model"].map(labels))
     if "run_date" in frame.columns:
         for label, group in frame.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p50_ms"], mode="lines+markers", name=f"{label} p50"))
@@ -147,7 +165,8 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No cost data in scope")
         return figure
-    frame = df.assign(label=[model_label(str(m), bool(s)) for m, s in zip(df["model"], df["simulated"], strict=True)])
+    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
+    frame = df.assign(label=df["model"].map(labels))
     if "run_date" in frame.columns:
         for label, group in frame.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
@@ -157,6 +176,100 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
         figure.add_trace(go.Bar(x=frame["label"], y=frame["cost_per_correct_usd"], name="per correct attempt"))
         figure.update_layout(barmode="group")
     figure.update_layout(yaxis_title="USD (unknown prices are left out, never guessed)", title="Cost")
+    return figure
+
+
+def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go.Figure:
+    """Every (model, case) as a row, every run date as a column, coloured by pass rate; flagged runs carry a marker.
+
+    A click on a flagged marker selects it (customdata = model, case_id), like the matrix.
+    """
+    figure = go.Figure()
+    if not points:
+        figure.update_layout(title="No complete runs in scope")
+        return figure
+    rows = sorted({(p.model, p.case_id, p.simulated) for p in points}, key=lambda r: (r[0], r[1]), reverse=True)
+    labels = model_labels({model: simulated for model, _, simulated in rows})
+    row_label = {(model, case): f"{labels[model]} · {case}" for model, case, _ in rows}
+    dates = sorted({p.run_date.isoformat() for p in points})
+    rate = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): p.passes / p.runs if p.runs else None for p in points}
+    counts = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): f"{p.passes}/{p.runs}" for p in points}
+    labels = [row_label[(m, c)] for m, c, _ in rows]
+    figure.add_trace(
+        go.Heatmap(
+            z=[[rate.get((label, day)) for day in dates] for label in labels],
+            x=dates,
+            y=labels,
+            text=[[counts.get((label, day), "") for day in dates] for label in labels],
+            colorscale=PASS_RATE_COLOURS,
+            zmin=0,
+            zmax=1,
+            colorbar={"title": "pass rate"},
+            hovertemplate="%{y}<br>%{x}: %{text} passed<extra></extra>",
+            name="pass rate",
+        )
+    )
+    if flags:
+        figure.add_trace(
+            go.Scatter(
+                x=[f.run_date.isoformat() for f in flags],
+                y=[row_label[(f.model, f.case_id)] for f in flags],
+                mode="markers",
+                marker={"symbol": "x", "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
+                customdata=[(f.model, f.case_id, html.escape(f.attribution), f.confidence) for f in flags],
+                hovertemplate="regression flagged: %{customdata[2]}<br>confidence %{customdata[3]:.4f}<extra></extra>",
+                name="flagged regression",
+                showlegend=False,
+            )
+        )
+    figure.update_layout(
+        xaxis={"type": "category", "title": "run date"},
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels, "title": None},
+        height=max(320, 22 * len(labels) + 140),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return figure
+
+
+def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
+    """One (model, case): pass rate per run over run dates, flagged runs in red with their attribution on hover."""
+    figure = go.Figure()
+    if not timeline:
+        figure.update_layout(title="No runs of this case")
+        return figure
+    figure.add_trace(
+        go.Scatter(
+            x=[t.run_date.isoformat() for t in timeline],
+            y=[t.pass_rate for t in timeline],
+            mode="lines+markers",
+            text=[f"{t.passes}/{t.runs}" for t in timeline],
+            customdata=[t.run_id for t in timeline],
+            hovertemplate="%{x}: %{text} passed<br>run %{customdata}<extra></extra>",
+            name="pass rate",
+        )
+    )
+    flagged = [t for t in timeline if t.flag is not None]
+    if flagged:
+        figure.add_trace(
+            go.Scatter(
+                x=[t.run_date.isoformat() for t in flagged],
+                y=[t.pass_rate for t in flagged],
+                mode="markers",
+                marker={"size": 16, "color": "#d73027", "symbol": "x"},
+                customdata=[(html.escape(t.flag.attribution), t.flag.confidence) for t in flagged if t.flag is not None],
+                hovertemplate="regression: %{customdata[0]}<br>confidence %{customdata[1]:.4f}<extra></extra>",
+                name="flagged regression",
+            )
+        )
+    figure.update_layout(
+        title=html.escape(title),
+        xaxis={"type": "category", "title": "run date"},
+        yaxis={"range": [-0.05, 1.05], "title": "pass rate"},
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
     return figure
 
 

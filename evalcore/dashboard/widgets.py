@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from evalcore import jobs
+from evalcore.errors import EvalcoreError
 from evalcore.store.queries import AttemptFilters
 
 EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`python -m evalcore conformance --reference` records a Layer 0 run only)."
@@ -23,9 +26,37 @@ NEWEST_PER_MODEL = "(newest run per model)"
 ALL_RUNS = "(every run in the dates)"
 
 
-def empty_state(db_label: str, what: str = "behaviour runs") -> None:
-    """Say the store has nothing to show yet, and the command that fills it. `db_label` is the operator's EVALCORE_DB path."""
-    st.info(f"No {what} yet in `{db_label}`: " + EMPTY_STATE)
+def empty_state(db: Path, what: str = "behaviour runs") -> None:
+    """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
+    st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
+    if demo_progress(db):
+        return
+    if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights, about two minutes)", key="launch_demo", type="primary"):
+        try:
+            jobs.launch_demo(db)
+        except EvalcoreError as exc:
+            st.error(str(exc))
+            return
+        st.rerun()
+
+
+def demo_progress(db: Path) -> bool:
+    """While the demo history is being built into `db`: a progress bar that refreshes itself; True when one is shown."""
+    demo = next((job for job in jobs.list_jobs(db) if job.kind == "demo"), None)
+    if demo is None or jobs.job_status(demo)["status"] != "running":
+        return False
+
+    @st.fragment(run_every="2s")
+    def follow() -> None:
+        status = jobs.job_status(demo)
+        if status["status"] != "running":
+            st.cache_data.clear()
+            st.rerun(scope="app")
+        done, total = int(status["done"] or 0), int(status["total"] or 1)
+        st.progress(min(1.0, done / total), text=f"Building the simulated demo history: {done}/{total} nightly runs stored (pages fill in as they land)")
+
+    follow()
+    return True
 
 
 def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:

@@ -17,7 +17,7 @@ _RUN_POINTS_SQL = """
 SELECT a.model, a.case_id, r.run_id, r.run_date,
        count_if(a.passed) AS passes, count(*) AS runs,
        r.server_fingerprint, mode(a.case_hash) AS case_hash, mode(a.model_version) AS model_version,
-       r.golden_hash, r.server_tools_json
+       r.golden_hash, r.server_tools_json, bool_or(a.simulated) AS simulated
 FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
@@ -47,8 +47,9 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
             model_version=model_version,
             golden_hash=golden_hash,
             server_tools_json=tools_json,
+            simulated=bool(simulated),
         )
-        for model, case_id, run_id, run_date, passes, runs, fingerprint, case_hash, model_version, golden_hash, tools_json in rows
+        for model, case_id, run_id, run_date, passes, runs, fingerprint, case_hash, model_version, golden_hash, tools_json, simulated in rows
     ]
 
 
