@@ -189,8 +189,8 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
         figure.update_layout(title="No complete runs in scope")
         return figure
     rows = sorted({(p.model, p.case_id, p.simulated) for p in points}, key=lambda r: (r[0], r[1]), reverse=True)
-    labels = model_labels({model: simulated for model, _, simulated in rows})
-    row_label = {(model, case): f"{labels[model]} · {case}" for model, case, _ in rows}
+    names = model_labels({model: simulated for model, _, simulated in rows})
+    row_label = {(model, case): f"{names[model]} · {case}" for model, case, _ in rows}
     dates = sorted({p.run_date.isoformat() for p in points})
     rate = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): p.passes / p.runs if p.runs else None for p in points}
     counts = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): f"{p.passes}/{p.runs}" for p in points}
