@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine with Python 3.11:
-#   make run   - create .venv, install, run the main job on the bundled defaults
+#   make run   - create .venv, install, start the dashboard on data/evals.duckdb (an empty store gets the simulated demo history)
 #   make test  - install what the tests need, then lint, type-check and test
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -7,6 +7,9 @@ PY := $(VENV)/bin/python
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# The browser tests drive Debian's chromium (never a downloaded browser); installed as root, or through sudo.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint bench clean
 
@@ -20,15 +23,18 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	touch $@
 
 run: $(VENV)/.runtime
-	$(PY) -m evalcore conformance --reference --call-tools all
-	$(PY) -m evalcore run --server reference --golden golden/tasks.yaml --models sim/lexical --runs 5 --out data/behaviour-report.json
+	$(PY) -m evalcore dashboard --db data/evals.duckdb
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check evalcore tests bench app.py pages
 	$(PY) -m ruff format --check evalcore tests bench app.py pages
 	$(PY) -m mypy evalcore
 
-test: lint
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: lint $(CHROMIUM)
 	$(PY) -m pytest
 
 bench: $(VENV)/.runtime

@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     demo.add_argument("--force", action="store_true", help="delete the store first if it already holds runs")
 
+    dashboard = commands.add_parser("dashboard", help="start the dashboard on 127.0.0.1 (first time: builds the simulated demo history too)")
+    dashboard.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to show (default {DEFAULT_DB})")
+    dashboard.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default 8501)")
+    dashboard.add_argument("--no-demo", action="store_true", help="do not build the demo history into an empty store")
+
     scan = commands.add_parser("migrate-scan", help="find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
@@ -127,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalcore.commands.demo import run_demo_command
 
             return run_demo_command(args)
+        if args.command == "dashboard":
+            from evalcore.commands.dashboard import run_dashboard_command
+
+            return run_dashboard_command(args)
         if args.command == "migrate-scan":
             from evalcore.commands.migrate_scan import run_migrate_scan_command
 

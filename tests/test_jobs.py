@@ -90,3 +90,69 @@ def test_cancel_stops_a_run_and_it_is_marked_cancelled(tmp_path):
     status = _wait_until_finished(job)
     assert status["status"] == "cancelled", status
     assert 5 <= status["done"] < status["total"]
+
+
+def _stop(job: jobs.Job) -> None:
+    jobs.cancel(job)
+    deadline = time.monotonic() + 30
+    while jobs._alive(job.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    app = AppTest.from_file(str(ROOT / "pages" / "0_Matrix.py")).run(timeout=30)
+    app.button(key="launch_demo").click().run(timeout=30)
+    assert not app.exception
+    (job,) = jobs.list_jobs(db)
+    try:
+        assert job.kind == "demo" and job.nights == jobs.DEMO_NIGHTS
+        assert jobs.job_status(job)["status"] == "running"
+        with pytest.raises(ConfigError, match="already being built"):
+            jobs.launch_demo(db)
+        # a reload shows the progress, not a second button
+        again = AppTest.from_file(str(ROOT / "pages" / "0_Matrix.py")).run(timeout=30)
+        assert not again.button and "nightly runs stored" in again.get("progress")[0].proto.text
+    finally:
+        _stop(job)
+    assert jobs.job_status(job)["status"] == "failed"  # interrupted before its nights were stored
+
+
+def test_the_demo_only_fills_an_empty_store(tmp_path):
+    db = tmp_path / "evals.duckdb"
+    job = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=1)
+    assert _wait_until_finished(job)["status"] == "complete"
+    with pytest.raises(ConfigError, match="already holds behaviour runs"):
+        jobs.launch_demo(db)
+
+
+def test_the_dashboard_command_serves_the_app_and_starts_the_demo_on_an_empty_store(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    db = tmp_path / "data" / "evals.duckdb"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "evalcore", "dashboard", "--db", str(db), "--port", str(port)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        healthy = False
+        while not healthy and time.monotonic() < deadline and process.poll() is None:
+            try:
+                healthy = httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status_code == 200
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert healthy, "the dashboard did not answer on 127.0.0.1"
+        (job,) = jobs.list_jobs(db)
+        assert job.kind == "demo" and Path(job.db) == db.resolve()
+        _stop(job)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    assert "building the simulated demo history" in (process.stdout.read() if process.stdout else "")

@@ -104,7 +104,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
             y=frame["case_id"],
             mode="markers+text",
             text=[f"{int(p)}/{int(n)}" for p, n in zip(frame["passes"], frame["runs"], strict=True)],
-            textfont={"size": 10},
+            textfont={"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
             selected={"marker": {"opacity": 1.0}},

@@ -1,0 +1,38 @@
+"""Command: `python -m evalcore dashboard` — start the Streamlit dashboard on 127.0.0.1 over a store.
+
+With a store that holds no behaviour runs yet (a first `make run`), it first
+starts building the simulated demo history in the background, so the pages
+fill in within seconds and the whole history lands in about two minutes;
+`--no-demo` skips that. The dashboard process replaces this one (Ctrl-C stops it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+def streamlit_command(port: int) -> list[str]:
+    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.address", "127.0.0.1",
+        "--server.port", str(port), "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+
+
+def run_dashboard_command(args: argparse.Namespace) -> int:
+    from evalcore import jobs
+    from evalcore.store.history import count_behaviour_runs
+
+    db = Path(args.db).resolve()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    if not args.no_demo and not count_behaviour_runs(db):
+        job = jobs.launch_demo(db)
+        print(f"{db} holds no behaviour runs yet: building the simulated demo history in the background (log: {job.log})")
+    print(f"dashboard: http://127.0.0.1:{args.port} over {db} (Ctrl-C stops it)", flush=True)
+    os.execve(sys.executable, streamlit_command(args.port), {**os.environ, "EVALCORE_DB": str(db)})
+    return 0  # not reached: the dashboard replaced this process

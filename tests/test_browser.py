@@ -1,0 +1,172 @@
+"""The dashboard in a real browser: `streamlit run app.py` on 127.0.0.1, driven by Playwright in Debian's headless Chromium.
+
+`make test` installs the `chromium` package; these tests fail (not skip) without
+it. Playwright never downloads a browser here: it is pointed at /usr/bin/chromium.
+Screenshots of each test land in artifacts/screenshots/ (uploaded by CI).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dashboard(demo_db, tmp_path_factory) -> Iterator[str]:
+    """The dashboard over a copy of the demo store (the run test writes to it), on a free loopback port."""
+    folder = tmp_path_factory.mktemp("browser")
+    db = folder / "evals.duckdb"
+    shutil.copyfile(demo_db[0], db)
+    port = _free_port()
+    log = (folder / "streamlit.log").open("w")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1"]
+    command += ["--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"streamlit did not start: {(folder / 'streamlit.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium)"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, request) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    opened = context.new_page()
+    yield opened
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    opened.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+def _matrix(page: Page) -> dict:
+    """Wait until the matrix heatmap is drawn; its traces and axis categories as plotly holds them in the page."""
+    page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
+    return page.evaluate(
+        """() => { const gd = document.querySelector('.js-plotly-plot');
+        return {traces: gd.data.map(t => t.type), x: gd._fullLayout.xaxis._categories, y: gd._fullLayout.yaxis._categories}; }"""
+    )
+
+
+def _cell_point(page: Page, column: str, row: str, offset: float = 0.0) -> dict:
+    """Page coordinates of a matrix cell's centre, moved `offset` of a cell width to the left (off the cell's text)."""
+    return page.evaluate(
+        """([column, row, offset]) => { const gd = document.querySelector('.js-plotly-plot'); const L = gd._fullLayout;
+        const box = gd.getBoundingClientRect(); const width = L.xaxis._length / L.xaxis._categories.length;
+        return {x: box.left + L._size.l + L.xaxis.d2p(column) - offset * width, y: box.top + L._size.t + L.yaxis.d2p(row)}; }""",
+        [column, row, offset],
+    )
+
+
+def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
+    from PIL import Image
+
+    point = _cell_point(page, column, row, offset=0.35)
+    png = page.screenshot(clip={"x": point["x"], "y": point["y"], "width": 1, "height": 1})
+    red, green, blue, *_ = Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0))
+    return red, green, blue
+
+
+def test_the_matrix_heatmap_is_drawn_with_layer0_and_simulated_columns(dashboard, page):
+    page.goto(dashboard)
+    drawn = _matrix(page)
+    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]
+    assert drawn["x"] == ["Layer 0", "sim/script:drifting.yaml (simulated)", "sim/script:steady.yaml (simulated)"]
+    assert len(drawn["y"]) == 28
+    # the cells are really painted: red where the drifting model failed after its update, green where it passed
+    assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == (0xD7, 0x30, 0x27)
+    assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == (0x1A, 0x98, 0x50)
+    expect(page.get_by_text("Layer 0 (conformance) of this server: CONFORMANT")).to_be_visible()
+
+
+def test_a_click_on_a_cell_opens_its_drill_down(dashboard, page):
+    page.goto(dashboard)
+    _matrix(page)
+    point = _cell_point(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
+    page.mouse.move(point["x"], point["y"])
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_url(re.compile(r"case=calendar-day"), timeout=30_000)
+    assert "drifting.yaml" in page.url
+    expect(page.get_by_text(re.compile(r"drifting\.yaml · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
+
+
+def test_the_matrix_downloads_as_csv(dashboard, page):
+    page.goto(dashboard)
+    _matrix(page)
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_role("button", name="Download the matrix as CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert len(rows) == 2 * 28
+    assert {"model", "case_id", "passes", "runs", "pass_rate"} <= set(rows[0])
+    calendar = [r for r in rows if r["case_id"] == "calendar-day" and "drifting" in r["model"]]
+    assert [(r["passes"], r["runs"]) for r in calendar] == [("0", "5")]
+
+
+def test_the_drift_page_shows_the_flagged_regressions(dashboard, page):
+    page.goto(f"{dashboard}/Drift")
+    expect(page.get_by_text("4 regression(s) flagged over 8 runs.")).to_be_visible(timeout=60_000)
+    page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
+    markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
+    assert markers == 4
+
+
+def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(dashboard, page):
+    page.goto(f"{dashboard}/Run")
+    runs = page.get_by_label("Runs per case")
+    runs.fill("1")
+    runs.press("Enter")
+    page.get_by_role("button", name="Start run").click()
+    started = page.get_by_text(re.compile(r"Started run [\w-]+"))
+    expect(started).to_be_visible(timeout=30_000)
+    run_id = started.inner_text().split()[-1]
+    expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
+    page.goto(f"{dashboard}/?run={run_id}")
+    drawn = _matrix(page)
+    assert drawn["x"][1:] == ["sim/lexical (simulated)"]
+    assert len(drawn["y"]) == 28
