@@ -64,8 +64,8 @@ def workspace(tmp_path, monkeypatch):
 
 def _run(workspace: Path, url: str) -> list[dict]:
     model = f"sim/script:{workspace / 'script.yaml'}"
-    db = workspace / "evals.duckdb"
-    code = main(["run", "--golden", str(workspace / "tasks.yaml"), "--models", model, "--url", url, "--db", str(db), "--runs", str(RUNS)])
+    db, out = workspace / "evals.duckdb", workspace / "report.json"
+    code = main(["run", "--golden", str(workspace / "tasks.yaml"), "--models", model, "--url", url, "--db", str(db), "--runs", str(RUNS), "--out", str(out)])
     assert code == 0
     return load_attempts(db, list_runs(db)[0]["run_id"])
 
@@ -114,6 +114,11 @@ def test_span_tree_of_each_attempt(workspace, reference_url, capsys):
             assert call.attributes["jsonrpc.request.id"] and "error.type" not in call.attributes
     stored = json.loads(rows[0]["transcript_json"])["executions"]
     assert all(e["request_ids"] and e["fault"] is None for e in stored)
+    report = json.loads((workspace / "report.json").read_text())  # the report counts the same calls the spans show
+    assert report["models"][0]["modelCalls"]["calls"] == sum(1 for s in spans if s.name.startswith("chat "))
+    assert report["models"][0]["modelCalls"]["mean_input_tokens"] == 100
+    tool_calls = {t["tool"]: t["calls"] for t in report["toolCalls"]}
+    assert tool_calls == dict(Counter(s.attributes["gen_ai.tool.name"] for s in spans if s.name.startswith("tools/call ")))
 
 
 def test_request_meta_carries_the_active_span(workspace):
