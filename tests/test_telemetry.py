@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace.span import TraceState
 
 from evalcore.cli import main
 from evalcore.client import McpClient
@@ -129,18 +130,26 @@ def test_request_meta_carries_the_active_span(workspace):
         meta = client.meta()
     assert meta["traceparent"] == f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{ctx.trace_flags:02x}"
     assert "tracestate" not in meta  # the span has none
+    vendor_state = trace.NonRecordingSpan(trace.SpanContext(ctx.trace_id, ctx.span_id, True, trace.TraceFlags(1), TraceState([("vendor", "v1")])))
+    with trace.use_span(vendor_state):
+        assert client.meta()["tracestate"] == "vendor=v1"  # tracestate travels with the traceparent
     outside = client.meta()["traceparent"]
     assert is_valid_traceparent(outside) and f"{ctx.trace_id:032x}" not in outside  # no span: a trace of its own
 
 
-def test_without_an_endpoint_nothing_is_exported(workspace, reference_url, capsys):
+def test_without_an_endpoint_nothing_is_exported(workspace, reference_url, monkeypatch, capsys):
     assert otlp_endpoint() is None and otlp_exporter() is None
     assert otlp_endpoint({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}) is None
     with tracing():
         assert isinstance(run_tracer(), trace.NoOpTracer)  # no provider, no exporter, no spans
     assert setup._run_tracer.get() is None
     assert not isinstance(trace.get_tracer_provider(), setup.TracerProvider)  # the global provider stays untouched
-    _run(workspace, reference_url)  # and a whole run still works
+
+    def no_provider(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a tracer provider was built with no endpoint configured")
+
+    monkeypatch.setattr(setup, "build_provider", no_provider)
+    _run(workspace, reference_url)  # a whole run builds none, and still works
 
 
 def test_spans_line_up_with_the_mcp_servers_over_otlp(workspace, monkeypatch, capsys):
