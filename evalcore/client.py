@@ -1,7 +1,8 @@
 """I/O layer: a stateless MCP 2026-07-28 client over any `Transport`, keeping every exchange.
 
 Each call builds a self-contained request (`_meta` with version, capabilities,
-client info and a fresh `traceparent`; the standard headers on HTTP), sends it
+client info and trace context: the active OpenTelemetry span's `traceparent` /
+`tracestate`, else a fresh `traceparent`; the standard headers on HTTP), sends it
 and returns an `Exchange`: what was sent and exactly what came back. Callers
 may override headers or `_meta` to send deliberately wrong requests, which is
 what the conformance checks do.
@@ -18,7 +19,7 @@ from typing import Any
 from evalcore import __version__
 from evalcore.protocol import constants as c
 from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers
-from evalcore.protocol.tracecontext import new_traceparent
+from evalcore.protocol.tracecontext import request_trace_context
 from evalcore.transport.base import JsonObject, Limits, RequestId, Transport, WireFailure, WireResponse
 
 CLIENT_INFO = {"name": "evalcore", "version": __version__}
@@ -98,12 +99,14 @@ class McpClient:
         self._ids = itertools.count(1)
 
     def meta(self, **overrides: Any) -> JsonObject:
-        """The `_meta` a conforming request carries, with a fresh traceparent."""
+        """The `_meta` a conforming request carries, with the active span's trace context (or a fresh one)."""
+        trace = request_trace_context()
         return build_meta(
             protocol_version=overrides.get("protocol_version", c.PROTOCOL_VERSION),
             client_capabilities=overrides.get("client_capabilities", self.client_capabilities),
             client_info=CLIENT_INFO,
-            traceparent=new_traceparent(),
+            traceparent=trace["traceparent"],
+            tracestate=trace.get("tracestate"),
         )
 
     async def request(

@@ -1,4 +1,4 @@
-"""Dashboard page: latency p50/p95 per model and per tool, tokens and cost per attempt and per correct attempt, over time."""
+"""Dashboard page: latency p50/p95 per model, per model call and per tool, tokens and cost per attempt and per correct attempt, over time."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ right.plotly_chart(figures.cost_chart(per_model), width="stretch")
 st.subheader("Per model")
 st.caption("Latency is the model's time per attempt, summed over its turns. Cost is empty where a price is unknown: it is never guessed.")
 widgets.table(per_model, "latency_per_model")
+
+st.subheader("Per model call")
+st.caption("Each model call counts once: p50/p95 of a single call, tokens and cost per call, provider retries.")
+widgets.table(data.model_call_latency(db, filters), "latency_per_model_call")
 
 st.subheader("Per tool (server time per call)")
 per_tool = data.tool_latency(db, filters)

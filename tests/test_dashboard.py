@@ -228,8 +228,8 @@ def test_hostile_text_from_servers_and_models_is_shown_verbatim_never_as_markup(
 def test_latency_and_cost_page(store, monkeypatch):
     app = _app(LATENCY, store.db, monkeypatch)
     assert len(app.get("plotly_chart")) == 5
-    per_model, per_tool, over_time = (frame.value for frame in app.dataframe)
-    assert set(per_model["model"]) == {store.steady, store.wrong}
+    per_model, per_call, per_tool, over_time = (frame.value for frame in app.dataframe)
+    assert set(per_model["model"]) == set(per_call["model"]) == {store.steady, store.wrong}
     assert "get_weather" in set(per_tool["tool"]) and len(over_time) == 3
     app.sidebar.selectbox(key="filter_run").set_value(store.old_run_id).run(timeout=60)
     assert set(app.dataframe[0].value["model"]) == {store.steady} and app.query_params["run"] == store.old_run_id

@@ -161,6 +161,11 @@ def test_latency_tokens_and_cost_per_model_tool_and_day(store):
     assert tools.loc["get_weather", "calls"] == 20
     assert tools.loc["get_weather", "error_rate"] == pytest.approx(7 / 20)  # Lyon has no weather: 2 steady + 5 wrong
     assert set(tools.index) == {"get_weather", "get_customer", "create_support_ticket"}
+    assert tools["retries"].sum() == 0 and tools["faulted_calls"].sum() == 0  # nothing cut, nothing injected
+    per_call = queries.model_call_latency(store.db).set_index("model")
+    assert per_call.loc[store.wrong, "calls"] > per_model.loc[store.wrong, "attempts"]  # a tool call costs a second model call
+    assert per_call.loc[store.wrong, "latency_p50_ms"] >= 30 > per_call.loc[store.steady, "latency_p50_ms"]
+    assert per_call.loc[store.wrong, "input_tokens_per_call"] == 300 and per_call.loc[store.wrong, "retries"] == 0
     over_time = queries.latency_over_time(store.db)
     assert [(str(d.date()), m) for d, m in zip(over_time["run_date"], over_time["model"], strict=True)] == [
         ("2026-01-01", store.steady),
@@ -241,6 +246,7 @@ def test_missing_or_empty_store_gives_empty_frames(tmp_path):
             queries.latency(db),
             queries.latency_over_time(db),
             queries.tool_latency(db),
+            queries.model_call_latency(db),
             queries.flaky_cases(db),
             queries.attempts(db, "r", "m", "c"),
             queries.attempts_frame(db),

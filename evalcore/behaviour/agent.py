@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.behaviour.types import ToolExecution, Transcript
-from evalcore.client import McpClient
+from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+from evalcore.telemetry import spans
 
 SYSTEM_PROMPT = (
     "You are a support-desk assistant with access to tools. Use a tool only when the request needs one; "
@@ -43,7 +44,9 @@ async def run_agent(
     executions: list[ToolExecution] = []
     for _ in range(max_steps):
         try:
-            turn = await complete(model, messages, openai_tools, name_map, context=context)
+            with spans.model_call_span(model) as span:
+                turn = await complete(model, messages, openai_tools, name_map, context=context)
+                spans.record_model_turn(span, turn)
         except ModelError as exc:
             return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "model_error", str(exc))
         turns.append(turn)
@@ -59,14 +62,25 @@ async def run_agent(
 
 async def execute_tool(mcp: McpClient, call: ToolCall, input_schema: object) -> ToolExecution:
     """Run one tool call on the server; protocol and transport failures become an error the model sees."""
-    started = time.perf_counter()
-    exchange = await mcp.call_tool(call.name, call.arguments, input_schema if isinstance(input_schema, dict) else None)
-    elapsed = (time.perf_counter() - started) * 1000
+    with spans.tool_call_span(call) as span:
+        started = time.perf_counter()
+        exchange = await mcp.call_tool(call.name, call.arguments, input_schema if isinstance(input_schema, dict) else None)
+        elapsed = (time.perf_counter() - started) * 1000
+        execution = _execution(call, exchange, elapsed)
+        spans.record_tool_execution(span, execution)
+    return execution
+
+
+def _execution(call: ToolCall, exchange: Exchange, elapsed_ms: float) -> ToolExecution:
+    ids = exchange.request_ids
     if exchange.result is not None:
-        return ToolExecution(call, exchange.result, None, exchange.result.get("isError") is True, elapsed)
+        is_error = exchange.result.get("isError") is True
+        return ToolExecution(call, exchange.result, None, is_error, elapsed_ms, ids, "tool_error" if is_error else None)
     error = exchange.error
-    reason = f"{error.get('code')}: {error.get('message')}" if error else str(exchange.failure or "no answer")
-    return ToolExecution(call, None, reason, True, elapsed)
+    if error:
+        return ToolExecution(call, None, f"{error.get('code')}: {error.get('message')}", True, elapsed_ms, ids, str(error.get("code")))
+    failure = exchange.failure
+    return ToolExecution(call, None, str(failure or "no answer"), True, elapsed_ms, ids, failure.kind if failure else "no_answer")
 
 
 def tool_result_text(execution: ToolExecution) -> str:
@@ -107,6 +121,9 @@ def transcript_json(transcript: Transcript) -> str:
                     "error": e.error,
                     "is_error": e.is_error,
                     "latency_ms": round(e.latency_ms, 3),
+                    "request_ids": list(e.request_ids),
+                    "error_type": e.error_type,
+                    "fault": e.fault,
                 }
                 for e in transcript.executions
             ],

@@ -16,6 +16,7 @@ from typing import Any
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.scoring.aggregate import ScoredAttempt, case_summaries, model_metrics
+from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, parsed_transcripts, tool_call_stats
 from evalcore.scoring.stats import required_passes
 from evalcore.store.behaviour import score_from_row
 
@@ -40,6 +41,7 @@ def build_report(run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mappi
     attempts = scored_attempts(rows, golden)
     metrics = model_metrics(attempts)
     summaries = case_summaries(attempts)
+    transcripts = parsed_transcripts(rows)
     versions: dict[str, set[str]] = {}
     for row in rows:
         if row["model_version"]:
@@ -58,6 +60,8 @@ def build_report(run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mappi
                 "simulated": spec.simulated,
                 "modelVersions": sorted(versions.get(spec.name, ())),
                 "metrics": _metrics_dict(model_metric),
+                "modelCalls": _model_calls_dict(model_call_stats(spec.name, transcripts.get(spec.name, []))),
+                "toolCalls": [_tool_calls_dict(stats) for stats in tool_call_stats(transcripts.get(spec.name, []))],
                 "cases": [
                     {
                         "id": s.case_id,
@@ -83,6 +87,7 @@ def build_report(run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mappi
         "golden": {"path": run["golden_path"], "hash": run["golden_hash"], "cases": len(golden.cases)},
         "server": {"target": run["server_target"], "name": run["server_name"], "fingerprint": run["server_fingerprint"]},
         "models": model_entries,
+        "toolCalls": [_tool_calls_dict(stats) for stats in tool_call_stats(t for group in transcripts.values() for t in group)],
         "caseGates": {"passed": not failing, "failing": failing},
         "passed": True,
         "baseline": None,
@@ -117,6 +122,30 @@ def _metrics_dict(metrics: Any) -> dict[str, Any]:
     return {name: getattr(metrics, name, None) for name in fields}
 
 
+def _model_calls_dict(stats: ModelCallStats) -> dict[str, Any]:
+    return {
+        "calls": stats.calls,
+        "latency_p50_ms": stats.latency_p50_ms,
+        "latency_p95_ms": stats.latency_p95_ms,
+        "mean_input_tokens": stats.mean_input_tokens,
+        "mean_output_tokens": stats.mean_output_tokens,
+        "cost_per_call_usd": stats.cost_per_call_usd,
+        "retries": stats.retries,
+    }
+
+
+def _tool_calls_dict(stats: ToolCallStats) -> dict[str, Any]:
+    return {
+        "tool": stats.tool,
+        "calls": stats.calls,
+        "error_rate": stats.error_rate,
+        "latency_p50_ms": stats.latency_p50_ms,
+        "latency_p95_ms": stats.latency_p95_ms,
+        "retries": stats.retries,
+        "faults": [{"fault": fault, "calls": count} for fault, count in stats.faults],
+    }
+
+
 def render_summary(report: Mapping[str, Any]) -> str:
     """The human summary: per-model metrics, case gates, and the run gate."""
     lines = [f"Behaviour run {report['runId']} · {report['golden']['path']} · {report['server']['target']} · {report['runs']} runs per case", ""]
@@ -130,6 +159,7 @@ def render_summary(report: Mapping[str, Any]) -> str:
             f"{_pct(m.get('over_call_rate')):>8} {_pct(m.get('task_completion')):>7} {_pct(m.get('pass_rate')):>7} "
             f"{_num(m.get('latency_p50_ms'), 0):>8} {_num(m.get('cost_usd'), 4):>9}"
         )
+    lines.extend(_calls_lines(report))
     failing = report["caseGates"]["failing"]
     lines.append("")
     runs = report["runs"]
@@ -150,6 +180,28 @@ def render_summary(report: Mapping[str, Any]) -> str:
             cases = ", ".join(regression["cases"][:5]) or "no single case"
             lines.append(f"  {regression['model']}: {regression['metric']} {regression['baseline']:.3f} -> {regression['current']:.3f} (cases: {cases})")
     return "\n".join(lines)
+
+
+def _calls_lines(report: Mapping[str, Any]) -> list[str]:
+    """Per model call and per tool call: latency p50/p95, tokens, cost per call and per correct attempt, retries, faults."""
+    lines = ["", f"{'model calls':<32} {'calls':>6} {'p50 ms':>8} {'p95 ms':>8} {'in tok':>7} {'out tok':>7} {'$/call':>9} {'$/correct':>10} {'retries':>7}"]
+    for model in report["models"]:
+        calls, m = model.get("modelCalls") or {}, model["metrics"]
+        lines.append(
+            f"{model['model']:<32} {calls.get('calls', 0):>6} {_num(calls.get('latency_p50_ms'), 0):>8} {_num(calls.get('latency_p95_ms'), 0):>8} "
+            f"{_num(calls.get('mean_input_tokens'), 0):>7} {_num(calls.get('mean_output_tokens'), 0):>7} {_num(calls.get('cost_per_call_usd'), 5):>9} "
+            f"{_num(m.get('cost_per_correct_usd'), 5):>10} {calls.get('retries', 0):>7}"
+        )
+    tools = report.get("toolCalls") or []
+    if tools:
+        lines.extend(["", f"{'tool calls (all models)':<32} {'calls':>6} {'p50 ms':>8} {'p95 ms':>8} {'errors':>7} {'retries':>7}  faults"])
+        for tool in tools:
+            faults = ", ".join(f"{f['fault']}×{f['calls']}" for f in tool["faults"]) or "—"
+            lines.append(
+                f"{tool['tool']:<32} {tool['calls']:>6} {_num(tool['latency_p50_ms'], 0):>8} {_num(tool['latency_p95_ms'], 0):>8} "
+                f"{_pct(tool['error_rate']):>7} {tool['retries']:>7}  {faults}"
+            )
+    return lines
 
 
 def _pct(value: float | None) -> str:

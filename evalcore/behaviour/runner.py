@@ -34,6 +34,8 @@ from evalcore.scoring.attempt import score_attempt
 from evalcore.store import behaviour as store
 from evalcore.store.behaviour import score_from_row
 from evalcore.target import Target
+from evalcore.telemetry import spans
+from evalcore.telemetry.setup import tracing
 from evalcore.transport.base import Limits
 
 ProgressCallback = Callable[[int, int], None]
@@ -78,7 +80,22 @@ async def run_behaviour(
     new_run_id: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) a behaviour evaluation and return its report; the report is also stored with the run."""
+    """Run (or resume) a behaviour evaluation and return its report; the report is also stored with the run.
+
+    Each attempt is traced (see `evalcore.telemetry`) when an OTLP endpoint is configured.
+    """
+    with tracing():
+        return await _run_behaviour(config, target, resume_run_id=resume_run_id, new_run_id=new_run_id, progress=progress)
+
+
+async def _run_behaviour(
+    config: BehaviourConfig,
+    target: Target,
+    *,
+    resume_run_id: str | None,
+    new_run_id: str | None,
+    progress: ProgressCallback | None,
+) -> dict[str, Any]:
     client = McpClient(target.open(config.limits), limits=config.limits)
     try:
         discover, tools = await _server_surface(client, target)
@@ -225,6 +242,20 @@ async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Que
 
 
 async def _attempt(
+    config: BehaviourConfig,
+    golden: GoldenSet,
+    client: McpClient,
+    tools: Sequence[Mapping[str, Any]],
+    item: WorkItem,
+    run_date: str,
+) -> AttemptRecord:
+    with spans.attempt_span(item.model, item.case.id, item.attempt) as span:
+        record = await _attempt_record(config, golden, client, tools, item, run_date)
+        span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason))
+    return record
+
+
+async def _attempt_record(
     config: BehaviourConfig,
     golden: GoldenSet,
     client: McpClient,

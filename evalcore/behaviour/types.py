@@ -20,6 +20,9 @@ class ToolExecution:
     error: str | None  # protocol or transport error, one line
     is_error: bool  # result.isError, or an error
     latency_ms: float
+    request_ids: tuple[int | str, ...] = ()  # JSON-RPC ids sent; more than one when a cut stream was re-issued
+    error_type: str | None = None  # JSON-RPC error code, transport failure kind, or "tool_error"
+    fault: str | None = None  # the fault injected into this call, when a fault layer reports one
 
 
 @dataclass(frozen=True)

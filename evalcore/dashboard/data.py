@@ -65,6 +65,11 @@ def tool_latency(db: Path, filters: AttemptFilters) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def model_call_latency(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.model_call_latency(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def flaky_cases(db: Path, filters: AttemptFilters) -> pd.DataFrame:
     return queries.flaky_cases(db, filters)
 

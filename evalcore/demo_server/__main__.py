@@ -57,13 +57,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(list_defects())
         return 0
     # Imported late so --help and --list-defects stay quick.
+    from evalcore.demo_server.app import SERVER_NAME
     from evalcore.demo_server.serve import run_http, run_stdio
+    from evalcore.telemetry.setup import install_global_tracing
 
     tamper = DEFECTS[args.defect].build() if args.defect else None
-    if args.http:
-        run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper, variant=args.variant)
-    else:
-        run_stdio(bare=args.bare, tamper=tamper, variant=args.variant)
+    # The mcp SDK opens a server span per request on the global provider, as a child of `_meta.traceparent`.
+    provider = install_global_tracing(SERVER_NAME)
+    try:
+        if args.http:
+            run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper, variant=args.variant)
+        else:
+            run_stdio(bare=args.bare, tamper=tamper, variant=args.variant)
+    finally:
+        if provider is not None:
+            provider.shutdown()
     return 0
 
 

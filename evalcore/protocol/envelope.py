@@ -28,6 +28,7 @@ def build_meta(
     client_capabilities: Mapping[str, Any] | None = None,
     client_info: Mapping[str, str] | None = None,
     traceparent: str | None = None,
+    tracestate: str | None = None,
 ) -> JsonObject:
     """The `_meta` every request carries: version and capabilities (required), client info, trace context."""
     meta: JsonObject = {
@@ -38,6 +39,8 @@ def build_meta(
         meta[c.META_CLIENT_INFO] = dict(client_info)
     if traceparent is not None:
         meta[c.META_TRACEPARENT] = traceparent
+    if tracestate:
+        meta[c.META_TRACESTATE] = tracestate
     return meta
 
 

@@ -1,7 +1,9 @@
-"""Protocol layer: W3C trace-context values for `_meta.traceparent` (SEP-414).
+"""Protocol layer: W3C trace-context values for `_meta.traceparent` / `_meta.tracestate` (SEP-414).
 
-Pure apart from the random ids. Layer 3 will replace the ids with those of the
-active OpenTelemetry span; until then every request starts its own trace.
+A request sent while an OpenTelemetry span is active carries that span's
+context, so the server's span joins the caller's trace; otherwise the request
+starts a trace of its own (fresh random ids). Uses the OpenTelemetry API only:
+with no tracer provider configured there is never an active span.
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import re
 import secrets
 
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+_PROPAGATOR = TraceContextTextMapPropagator()  # W3C only: no baggage, whatever OTEL_PROPAGATORS says
 _TRACEPARENT = re.compile(r"00-(?P<trace_id>[0-9a-f]{32})-(?P<span_id>[0-9a-f]{16})-(?P<flags>[0-9a-f]{2})")
 
 
@@ -21,3 +26,15 @@ def is_valid_traceparent(value: str) -> bool:
     """True for a well-formed version-00 traceparent with non-zero ids."""
     match = _TRACEPARENT.fullmatch(value)
     return match is not None and set(match["trace_id"]) != {"0"} and set(match["span_id"]) != {"0"}
+
+
+def active_trace_context() -> dict[str, str]:
+    """`traceparent` (and `tracestate`, when set) of the active OpenTelemetry span; empty when there is none."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return carrier
+
+
+def request_trace_context() -> dict[str, str]:
+    """The trace keys for a request's `_meta`: the active span's context, else a fresh trace."""
+    return active_trace_context() or {"traceparent": new_traceparent()}

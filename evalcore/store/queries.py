@@ -257,10 +257,45 @@ def tool_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFr
         + """,
         executions AS (SELECT unnest(transcript_json->'$.executions[*]') AS e FROM scoped)
         SELECT e->>'tool' AS tool, count(*) AS calls, avg((e->>'is_error')::BOOLEAN::INTEGER) AS error_rate,
-               quantile_cont((e->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((e->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms
+               quantile_cont((e->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((e->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms,
+               sum(greatest(coalesce(json_array_length(e->'request_ids'), 1) - 1, 0)) AS retries,
+               count(e->>'fault') AS faulted_calls
         FROM executions GROUP BY tool ORDER BY tool"""
     )
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "calls", "error_rate", "latency_p50_ms", "latency_p95_ms"))
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), TOOL_LATENCY_COLUMNS)
+
+
+TOOL_LATENCY_COLUMNS = ("tool", "calls", "error_rate", "latency_p50_ms", "latency_p95_ms", "retries", "faulted_calls")
+MODEL_CALL_COLUMNS = (
+    "model",
+    "calls",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "input_tokens_per_call",
+    "output_tokens_per_call",
+    "cost_per_call_usd",
+    "retries",
+)
+
+
+def model_call_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Per model, from every model call (turn) in the transcripts in scope: latency p50/p95 per call, tokens and cost per call, retries.
+
+    Cost per call is empty when any call's price is unknown, as everywhere else.
+    """
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """,
+        turns AS (SELECT model, unnest(transcript_json->'$.turns[*]') AS t FROM scoped)
+        SELECT model, count(*) AS calls,
+               quantile_cont((t->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((t->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms,
+               avg((t->>'input_tokens')::DOUBLE) AS input_tokens_per_call, avg((t->>'output_tokens')::DOUBLE) AS output_tokens_per_call,
+               CASE WHEN count(t->>'cost_usd') = count(*) THEN avg((t->>'cost_usd')::DOUBLE) END AS cost_per_call_usd,
+               sum(coalesce((t->>'retries')::INTEGER, 0)) AS retries
+        FROM turns GROUP BY model ORDER BY model"""
+    )
+    return _frame(path, sql, (filters or AttemptFilters()).parameters(), MODEL_CALL_COLUMNS)
 
 
 FLAKY_COLUMNS = (

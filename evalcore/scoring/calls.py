@@ -1,0 +1,100 @@
+"""Pure logic: per-call telemetry from stored transcripts (Layer 3): model calls per model, MCP tool calls per tool.
+
+An attempt's latency (in `aggregate`) is its model time summed over turns; here
+each model call and each tool call counts once, so p50/p95 describe a single
+call. Retries are re-sent requests (provider retries for a model call, a cut
+stream re-issued with a new id for a tool call). Cost per call is the mean over
+calls, and None when any call's price is unknown: a cost is never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore.scoring.aggregate import percentile
+
+
+@dataclass(frozen=True)
+class ModelCallStats:
+    model: str
+    calls: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    mean_input_tokens: float | None  # per call, over calls that reported a count
+    mean_output_tokens: float | None
+    cost_per_call_usd: float | None
+    retries: int
+
+
+@dataclass(frozen=True)
+class ToolCallStats:
+    tool: str
+    calls: int
+    error_rate: float
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    retries: int
+    faults: tuple[tuple[str, int], ...]  # (injected fault, calls that had it), most common first
+
+
+def model_call_stats(model: str, transcripts: Iterable[Mapping[str, Any]]) -> ModelCallStats:
+    """Every model turn of the model's attempts (`transcripts` are parsed `transcript_json`s)."""
+    turns = [turn for transcript in transcripts for turn in transcript.get("turns") or []]
+    costs = [turn.get("cost_usd") for turn in turns]
+    return ModelCallStats(
+        model=model,
+        calls=len(turns),
+        latency_p50_ms=percentile(_numbers(turns, "latency_ms"), 50),
+        latency_p95_ms=percentile(_numbers(turns, "latency_ms"), 95),
+        mean_input_tokens=_mean(_numbers(turns, "input_tokens")),
+        mean_output_tokens=_mean(_numbers(turns, "output_tokens")),
+        cost_per_call_usd=None if not costs or any(c is None for c in costs) else sum(costs) / len(costs),
+        retries=sum(int(turn.get("retries") or 0) for turn in turns),
+    )
+
+
+def tool_call_stats(transcripts: Iterable[Mapping[str, Any]]) -> list[ToolCallStats]:
+    """Every executed tool call, grouped by tool name, in name order."""
+    by_tool: dict[str, list[Mapping[str, Any]]] = {}
+    for transcript in transcripts:
+        for execution in transcript.get("executions") or []:
+            by_tool.setdefault(str(execution.get("tool")), []).append(execution)
+    stats = []
+    for tool, executions in sorted(by_tool.items()):
+        latencies = _numbers(executions, "latency_ms")
+        faults: dict[str, int] = {}
+        for execution in executions:
+            if execution.get("fault"):
+                faults[str(execution["fault"])] = faults.get(str(execution["fault"]), 0) + 1
+        stats.append(
+            ToolCallStats(
+                tool=tool,
+                calls=len(executions),
+                error_rate=sum(1 for e in executions if e.get("is_error")) / len(executions),
+                latency_p50_ms=percentile(latencies, 50),
+                latency_p95_ms=percentile(latencies, 95),
+                retries=sum(max(0, len(e.get("request_ids") or []) - 1) for e in executions),
+                faults=tuple(sorted(faults.items(), key=lambda item: (-item[1], item[0]))),
+            )
+        )
+    return stats
+
+
+def parsed_transcripts(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Stored attempt rows' transcripts, parsed, per model (rows without one are skipped)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("transcript_json"):
+            out.setdefault(str(row["model"]), []).append(json.loads(row["transcript_json"]))
+    return out
+
+
+def _numbers(items: Iterable[Mapping[str, Any]], key: str) -> list[float]:
+    return [float(item[key]) for item in items if isinstance(item.get(key), int | float)]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
