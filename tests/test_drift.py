@@ -193,3 +193,26 @@ def test_history_skips_incomplete_runs(tmp_path):
     db = tmp_path / "evals.duckdb"
     _store_history(db, [5, 5, 5, 5, 0], last_status="failed")
     assert [p.run_id for p in run_points(db)] == [f"run-{i:02d}" for i in range(4)]
+
+
+def test_the_nightly_run_report_carries_the_drift_flags_of_that_run(tmp_path, reference_url, capsys):
+    from evalcore.cli import main
+
+    golden = tmp_path / "tasks.yaml"
+    golden.write_text("cases:\n  - id: weather-paris\n    prompt: What's the weather in Paris?\n    expect_tool: get_weather\n    expect_args: {city: Paris}\n")
+    script = tmp_path / "model.yaml"
+    script.write_text(
+        "cases:\n  weather-paris: {calls: [{name: get_weather, args: {city: Paris}}], text: Sunny.}\n"
+        'from:\n  "2026-03-05":\n    defaults: {model_version: sim-2}\n    cases:\n      weather-paris: {no_call: true, text: Probably sunny.}\n'
+    )
+    db = tmp_path / "evals.duckdb"
+    reports = []
+    for day in range(1, 6):
+        out = tmp_path / f"report-{day}.json"
+        arguments = ["run", "--golden", str(golden), "--models", f"sim/script:{script}", "--url", reference_url, "--db", str(db), "--out", str(out)]
+        main([*arguments, "--date", f"2026-03-0{day}"])
+        reports.append(json.loads(out.read_text()))
+    assert [r["drift"]["flags"] for r in reports[:4]] == [[], [], [], []]
+    (flag,) = reports[4]["drift"]["flags"]
+    assert flag["case_id"] == "weather-paris" and (flag["before_passes"], flag["after_passes"]) == (20, 0) and flag["attribution"] == MODEL_UPDATE
+    assert "drift: 1 case(s) regressed" in capsys.readouterr().out
