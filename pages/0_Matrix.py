@@ -51,7 +51,12 @@ else:
         st.session_state["drill_model"], st.session_state["drill_case"] = clicked
 
     st.subheader("Per-model summary")
-    widgets.table(data.model_summary(db, filters), "model_summary")
+    st.caption("Click a row to drill into that model.")
+    summary = data.model_summary(db, filters)
+    row = widgets.table(summary, "model_summary", selectable=True)
+    if row is not None and ("row", summary["model"].iloc[row]) != st.session_state.get("_applied_click"):
+        st.session_state["_applied_click"] = ("row", summary["model"].iloc[row])
+        st.session_state["drill_model"] = str(summary["model"].iloc[row])
     widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
 
     st.subheader("Drill-down")

@@ -23,14 +23,21 @@ if flaky.empty:
     st.stop()
 if bool(flaky["simulated"].any()):
     st.warning("Rows of (simulated) models come from offline `sim/` models.")
-widgets.table(flaky, "flaky_cases")
+st.caption("Click a row to drill into it.")
+row = widgets.table(flaky, "flaky_cases", selectable=True)
 
 st.subheader("Drill-down (the case's latest run)")
-labels = {
-    f"{figures.model_label(str(r.model), bool(r.simulated))} · {r.case_id} · {int(r.passes)}/{int(r.runs)}": (str(r.model), str(r.case_id), str(r.last_run_id))
-    for r in flaky.itertuples(index=False)
-}
-model, case, run_id = labels[st.selectbox("Model · case · passes", list(labels), key="flaky_pick")]
+rows = list(flaky.itertuples(index=False))
+if row is not None and st.session_state.get("_applied_row") != row:
+    st.session_state["_applied_row"] = row
+    st.session_state["flaky_pick"] = row
+pick = st.selectbox(
+    "Model · case · passes",
+    range(len(rows)),
+    key="flaky_pick",
+    format_func=lambda i: f"{figures.model_label(str(rows[i].model), bool(rows[i].simulated))} · {rows[i].case_id} · {int(rows[i].passes)}/{int(rows[i].runs)}",
+)
+model, case, run_id = str(rows[pick].model), str(rows[pick].case_id), str(rows[pick].last_run_id)
 attempts = data.attempts(db, run_id, model, case)
 st.text(f"run {run_id}")
 golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""

@@ -240,9 +240,21 @@ def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
     flaky = app.dataframe[0].value
     assert set(flaky["case_id"]) == {"weather-paris", "customer-then-ticket"}
     pick = app.selectbox(key="flaky_pick")
-    weather = next(option for option in pick.options if "weather-paris" in option)
+    weather = next(index for index, option in enumerate(pick.options) if "weather-paris" in option)
     pick.set_value(weather).run(timeout=60)
     assert any(t.startswith("Attempt 3: FAIL") for t in _texts(app)) and f"run {store.run_id}" in _texts(app)
+
+
+def test_a_selected_row_of_the_flaky_table_opens_its_drill_down(store, monkeypatch):
+    app = _app(FLAKY, store.db, monkeypatch)
+    flaky = app.dataframe[0].value
+    row = len(flaky) - 1  # not the default pick (the flakiest, row 0)
+    assert app.selectbox(key="flaky_pick").value == 0
+    app.session_state["table_flaky_cases"] = {"selection": {"rows": [row], "columns": []}}
+    app.run(timeout=60)
+    assert not app.exception
+    assert app.selectbox(key="flaky_pick").value == row
+    assert f"{flaky['case_id'].iloc[row]} · " in app.selectbox(key="flaky_pick").format_func(row)
 
 
 def test_flaky_page_says_when_nothing_is_flaky(tmp_path, monkeypatch):
@@ -303,3 +315,15 @@ def test_model_labels_shorten_script_paths_only_while_unique():
         "sim/script:/b/x.yaml": "sim/script:/b/x.yaml (simulated)",
         "sim/script:/b/y.yaml": "sim/script:y.yaml (simulated)",
     }
+
+
+def test_a_selected_row_of_the_model_summary_opens_that_models_drill_down(store, monkeypatch):
+    app = _app(HOME, store.db, monkeypatch)
+    summary = app.dataframe[0].value
+    default = app.selectbox(key="drill_model").value
+    row = next(i for i, model in enumerate(summary["model"]) if model != default)
+    app.session_state["table_model_summary"] = {"selection": {"rows": [row], "columns": []}}
+    app.run(timeout=60)
+    assert not app.exception
+    assert app.selectbox(key="drill_model").value == summary["model"].iloc[row] != default
+    assert app.query_params["model"] == summary["model"].iloc[row]

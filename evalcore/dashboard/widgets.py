@@ -119,9 +119,13 @@ def show_text(label: str, text: Any) -> None:
     st.code("—" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text), language=None, wrap_lines=True)
 
 
-def table(frame: pd.DataFrame, name: str, *, label: str | None = None) -> None:
-    """A dataframe (cells are plain text) with a CSV download button under it."""
-    st.dataframe(frame, hide_index=True, width="stretch")
+def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False) -> int | None:
+    """A dataframe (cells are plain text) with a CSV download button under it; with `selectable`, the clicked row's position."""
+    if selectable:
+        event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"table_{name}")
+    else:
+        st.dataframe(frame, hide_index=True, width="stretch")
+        event = None
     st.download_button(
         label or f"Download {name} as CSV",
         frame.to_csv(index=False),
@@ -130,6 +134,8 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None) -> None:
         key=f"download_{name}",
         disabled=frame.empty,
     )
+    rows = list(event.selection.rows) if event is not None else []
+    return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
 
 
 def attempt_columns(attempts: pd.DataFrame, expected: Mapping[str, Any] | None) -> None:
