@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 FaultKind = Literal["http_500", "timeout", "malformed_json", "unauthorized", "tool_error", "stream_cut", "payload", "poison", "shadow", "rug_pull"]
-FAULT_KINDS: tuple[FaultKind, ...] = ("http_500", "timeout", "malformed_json", "unauthorized", "tool_error", "stream_cut", "payload", "poison", "shadow", "rug_pull")
+FAULT_KINDS: tuple[FaultKind, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 # Faults that break a call, as opposed to faults that plant content for an attack.
 CALL_FAULTS: tuple[FaultKind, ...] = ("http_500", "timeout", "malformed_json", "unauthorized", "tool_error", "stream_cut")
 TEXT_FAULTS: tuple[FaultKind, ...] = ("payload", "poison", "shadow", "rug_pull")

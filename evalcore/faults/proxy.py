@@ -79,6 +79,8 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._upstream: Transport | None = None
         self._upstream_ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: asyncio.Event | None = None
         self.app = Starlette(routes=[Route("/a/{token}/mcp", self._handle, methods=["POST"])], lifespan=self._lifespan)
 
     def register(self, token: str, injection: Injection) -> None:
@@ -96,10 +98,16 @@ class FaultProxy:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         self._upstream = self.target.open(self.limits)
+        self._loop, self._closing = asyncio.get_running_loop(), asyncio.Event()
         try:
             yield
         finally:
             await self._upstream.aclose()
+
+    def release_held(self) -> None:
+        """End every held `timeout` fault now (from any thread), so shutdown does not wait for them."""
+        if self._loop is not None and self._closing is not None:
+            self._loop.call_soon_threadsafe(self._closing.set)
 
     async def _handle(self, request: Request) -> Response:
         token = request.path_params["token"]
@@ -116,7 +124,8 @@ class FaultProxy:
             return PlainTextResponse("the proxy forwards single JSON-RPC messages only", status_code=400)
         headers = {name: value for name, value in request.headers.items() if name.lower() not in _DROPPED_HEADERS}
         method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        raw_params = message.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         injection = state.injection
         if method == "tools/call":
             return await self._tool_call(state, message, headers, str(params.get("name")), request_id)
@@ -162,7 +171,9 @@ class FaultProxy:
         if fault == "http_500":
             return PlainTextResponse("Internal Server Error", status_code=500)
         if fault == "timeout":
-            await asyncio.sleep(self.hold_s)
+            assert self._closing is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.hold_s)
             return PlainTextResponse("Gateway Timeout", status_code=504)
         if fault == "malformed_json":
             truncated = '{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": {"content": [{"type": "text", "text": "Res'
@@ -209,5 +220,6 @@ def running_fault_proxy(target: Target, *, hold_s: float, limits: Limits | None 
     try:
         yield proxy
     finally:
+        proxy.release_held()
         server.should_exit = True
         thread.join(timeout=hold_s + 5)
