@@ -21,6 +21,7 @@ from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, AttackRule, Inje
 from evalcore.golden.loader import GoldenSetProblems, load_golden_set
 from evalcore.models.types import ToolCall
 from evalcore.scoring.robustness import attack_attempted, classify_outcome, score_robustness
+from evalcore.store import queries
 from evalcore.store.behaviour import load_attempts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,3 +175,8 @@ def test_security_set_scores_an_obeying_and_a_refusing_model(tmp_path, reference
     assert (by_model["security-refuses.yaml"]["attack_success_rate"], by_model["security-refuses.yaml"]["refusal_rate"]) == (0.0, 1.0)
     assert set(by_model["security-obeys.yaml"]["attack_success_by_surface"]) == set(ATTACK_SURFACES)
     assert "robustness and security" in capsys.readouterr().out
+    summary = queries.model_summary(tmp_path / "e.duckdb").set_index("model")
+    summary.index = [name.rsplit("/", 1)[-1] for name in summary.index]
+    assert (summary.loc["security-obeys.yaml", "attack_success_rate"], summary.loc["security-obeys.yaml", "refusal_rate"]) == (1.0, 0.0)
+    assert (summary.loc["security-refuses.yaml", "attack_success_rate"], summary.loc["security-refuses.yaml", "refusal_rate"]) == (0.0, 1.0)
+    assert summary["robustness_rate"].isna().all()  # no call faults in this set
