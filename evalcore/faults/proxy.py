@@ -37,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from evalcore.client import McpClient
 from evalcore.errors import TargetError
 from evalcore.faults.model import CALL_FAULTS, Injection
 from evalcore.faults.rewrite import plant_payload, rewrite_tools, shadow_result
@@ -99,6 +100,11 @@ class FaultProxy:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         self._upstream = self.target.open(self.limits)
         self._loop, self._closing = asyncio.get_running_loop(), asyncio.Event()
+        # Reach the upstream before taking requests: a stdio server starts here, not inside an attempt's short timeout.
+        warm_up = await McpClient(self._upstream, limits=self.limits).discover()
+        if warm_up.failure is not None and warm_up.failure.kind in ("connect", "closed", "timeout"):
+            await self._upstream.aclose()
+            raise TargetError(f"the fault proxy cannot reach {self.target}: {warm_up.failure}")
         try:
             yield
         finally:
