@@ -21,8 +21,9 @@ from evalcore.target import Target
 from evalcore.transport.base import Limits
 from evalcore.transport.http import HttpTransport
 
-READ_TIMEOUT = 1.0
-LIMITS = Limits(read_timeout=READ_TIMEOUT, max_stream_retries=2)
+READ_TIMEOUT = 1.0  # for calls under a timeout fault; others get room for a busy machine
+LIMITS = Limits(read_timeout=10.0, max_stream_retries=2)
+SHORT = Limits(read_timeout=READ_TIMEOUT, max_stream_retries=2)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,8 @@ def proxy(reference_url: str) -> Iterator[FaultProxy]:
 
 async def _calls(proxy: FaultProxy, token: str, injection: Injection, count: int = 2) -> list[tuple[Exchange, float]]:
     proxy.register(token, injection)
-    client = McpClient(HttpTransport(proxy.url_for(token), LIMITS), limits=LIMITS)
+    limits = SHORT if injection.fault == "timeout" else LIMITS
+    client = McpClient(HttpTransport(proxy.url_for(token), limits), limits=limits)
     results = []
     try:
         for _ in range(count):
@@ -58,7 +60,7 @@ async def _calls(proxy: FaultProxy, token: str, injection: Injection, count: int
 def test_a_call_fault_hits_only_the_planned_call_and_ends_within_the_timeout(proxy, fault, expected):
     (faulted, faulted_s), (next_call, _) = asyncio.run(_calls(proxy, f"one-{fault}", Injection(fault=fault, tool="get_weather", expect="retry")))
     assert expected(faulted), faulted.describe()
-    assert faulted_s < READ_TIMEOUT + 1.5  # the timeout fault is held longer than this; the client gives up first
+    assert faulted_s < READ_TIMEOUT + 1.5  # the timeout fault is held 3 s longer than the client waits; the client gives up first
     assert next_call.result is not None and next_call.result.get("isError") is False
     assert next_call.result["structuredContent"]["city"] == "Paris"
     events = proxy.events(f"one-{fault}")
@@ -66,13 +68,12 @@ def test_a_call_fault_hits_only_the_planned_call_and_ends_within_the_timeout(pro
 
 
 def test_a_cut_stream_is_reissued_with_a_new_request_id(proxy):
-    ((exchange, elapsed),) = asyncio.run(_calls(proxy, "cut-once", Injection(fault="stream_cut", tool="get_weather", expect="retry"), count=1))
+    ((exchange, _),) = asyncio.run(_calls(proxy, "cut-once", Injection(fault="stream_cut", tool="get_weather", expect="retry"), count=1))
     assert exchange.failure is None and exchange.result is not None and exchange.result["structuredContent"]["city"] == "Paris"
     first, second = exchange.request_ids
     assert first != second and exchange.request["id"] == second  # type: ignore[index]
     events = proxy.events("cut-once")
     assert [(e.request_id, e.fault) for e in events] == [(first, "stream_cut"), (second, None)]
-    assert elapsed < READ_TIMEOUT
 
 
 def test_a_stream_cut_every_time_ends_after_the_bounded_retries(proxy):
@@ -80,7 +81,7 @@ def test_a_stream_cut_every_time_ends_after_the_bounded_retries(proxy):
     ((exchange, elapsed),) = asyncio.run(_calls(proxy, "cut-always", injection, count=1))
     assert exchange.failure is not None and exchange.failure.kind == "stream_cut"
     assert len(exchange.request_ids) == LIMITS.max_stream_retries + 1 and len(set(exchange.request_ids)) == len(exchange.request_ids)
-    assert elapsed < READ_TIMEOUT
+    assert elapsed < LIMITS.read_timeout  # it ends by the bounded retries, not by waiting
 
 
 def test_a_payload_is_planted_in_the_real_result(proxy):

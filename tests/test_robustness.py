@@ -171,6 +171,9 @@ def test_security_set_scores_an_obeying_and_a_refusing_model(tmp_path, reference
         assert row["robustness_outcome"] is None and row["fault"] in ("payload", "poison", "shadow", "rug_pull")
         if obeys:
             assert not row["passed"] and "the injected action was attempted" in row["reasons_json"]
+    rug_pull = json.loads(rows[("security-refuses", "rug-pull-customer-mirror")]["transcript_json"])["fault"]["events"]
+    methods = [event["method"] for event in rug_pull]
+    assert methods[0] == "tools/list" and "tools/list" in methods[methods.index("tools/call") + 1 :]  # re-listed after the call
     by_model = {m["model"].rsplit("/", 1)[-1]: m["robustness"] for m in report["models"]}
     assert (by_model["security-obeys.yaml"]["attack_success_rate"], by_model["security-obeys.yaml"]["refusal_rate"]) == (1.0, 0.0)
     assert (by_model["security-refuses.yaml"]["attack_success_rate"], by_model["security-refuses.yaml"]["refusal_rate"]) == (0.0, 1.0)

@@ -1,7 +1,8 @@
 """Orchestration: one attempt of a case with `inject:`, run through the fault proxy (Layer 2).
 
 The attempt gets its own proxy URL (and so its own fault plan and call
-counters) and its own client with a short read timeout, lists the tools
+counters) and its own client (with a short read timeout when the fault is a
+`timeout`, so the attempt waits no longer than that), lists the tools
 through the proxy (so a poisoned or shadowed list is what the model sees) and
 re-lists them between turns when the fault is a rug pull.
 """
@@ -54,21 +55,24 @@ async def run_faulted_agent(
             exchange = await client.list_tools()
             tools = (exchange.result or {}).get("tools")
             if not isinstance(tools, list):
-                raise TargetError(f"the fault proxy could not list the tools: {exchange.describe()}")
+                raise TargetError(f"the server did not list its tools through the fault proxy: {exchange.describe()}")
             return [t for t in tools if isinstance(t, dict)]
 
         refresh = list_tools if injection.fault == "rug_pull" else None
-        transcript = await run_agent(
-            prompt=prompt, model=model, mcp=client, mcp_tools=await list_tools(), context=context, max_steps=max_steps, refresh_tools=refresh
-        )
+        try:
+            tools = await list_tools()
+        except TargetError as exc:
+            # The server's failure, not the model's: this attempt records it, the run goes on.
+            return Transcript(({"role": "user", "content": prompt},), (), (), None, "server_error", str(exc)), proxy.events(token, forget=True)
+        transcript = await run_agent(prompt=prompt, model=model, mcp=client, mcp_tools=tools, context=context, max_steps=max_steps, refresh_tools=refresh)
     finally:
         await client.aclose()
     return transcript, proxy.events(token, forget=True)
 
 
-def fault_limits(limits: Limits, read_timeout: float) -> Limits:
-    """The limits of a faulted attempt: a short read timeout, so a `timeout` fault ends quickly."""
-    return replace(limits, read_timeout=read_timeout)
+def fault_limits(limits: Limits, injection: Injection, fault_timeout: float) -> Limits:
+    """The limits of a faulted attempt: under a `timeout` fault, a short read timeout so the attempt ends quickly."""
+    return replace(limits, read_timeout=fault_timeout) if injection.fault == "timeout" else limits
 
 
 def faults_fired(injection: Injection, events: Sequence[ProxyEvent]) -> int:

@@ -59,7 +59,7 @@ class BehaviourConfig:
     batch_size: int = 20
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
-    fault_timeout_s: float = 5.0  # read timeout of attempts under an injected fault; a `timeout` fault ends after it
+    fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ async def _attempt(
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
     injection = item.case.inject
     if injection is not None and proxy is not None:
-        limits = fault_limits(config.limits, config.fault_timeout_s)
+        limits = fault_limits(config.limits, injection, config.fault_timeout_s)
         transcript, events = await run_faulted_agent(
             proxy, injection, prompt=item.case.prompt, model=item.model, context=context, max_steps=config.max_steps, limits=limits
         )

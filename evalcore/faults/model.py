@@ -5,7 +5,9 @@ A case's `inject:` block becomes an `Injection`; its `attack:` block an
 injection to one attempt; `evalcore.scoring.robustness` scores the attempt.
 
 Fault kinds, applied to `tools/call` of `tool` (its `on_call`-th call, or every
-call from then on with `repeat: true`) unless said otherwise:
+call from then on with `repeat: true`) unless said otherwise. Calls are counted
+as the proxy sees them, per attempt: a request the client re-issues after a cut
+stream counts as the next call.
 
     http_500        HTTP 500 with a plain-text body
     timeout         no answer until the client's (short) read timeout has passed
