@@ -140,3 +140,16 @@ def test_a_stdio_server_is_proxied_too():
     assert faulted.status == 500
     assert next_call.result is not None and next_call.result["structuredContent"]["city"] == "Paris"
     assert cut.result is not None and len(set(cut.request_ids)) == 2
+
+
+def test_a_notification_is_passed_on_and_answered_202(proxy):
+    async def notify() -> Exchange:
+        proxy.register("notify", Injection(fault="http_500", tool="get_weather", expect="retry"))
+        client = McpClient(HttpTransport(proxy.url_for("notify"), LIMITS), limits=LIMITS)
+        try:
+            return await client.notify("notifications/cancelled", {"requestId": 99})
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(notify()).status == 202
+    assert [(e.method, e.fault) for e in proxy.events("notify")] == [("notifications/cancelled", None)]

@@ -135,6 +135,11 @@ class FaultProxy:
         injection = state.injection
         if method == "tools/call":
             return await self._tool_call(state, message, headers, str(params.get("name")), request_id)
+        if request_id is None:  # a notification: passed on, nothing comes back
+            assert self._upstream is not None
+            await self._upstream.send(body, headers=headers, expect_id=None)
+            state.events.append(ProxyEvent(method, None, None, None, None))
+            return Response(status_code=202)
         response = await self._forward(message, headers)
         state.events.append(ProxyEvent(method, None, request_id, None, None))
         if method == "tools/list" and isinstance(response.get("result"), dict) and isinstance(response["result"].get("tools"), list):
