@@ -61,7 +61,8 @@ def offered_models(environ: dict[str, str] | None = None) -> list[str]:
 
 
 def golden_sets(folder: Path = _PACKAGE_ROOT / "golden") -> list[Path]:
-    return sorted(folder.glob("*.yaml"))
+    """The golden sets a page may launch, the `run` command's default (tasks.yaml) first, then by name."""
+    return sorted(folder.glob("*.yaml"), key=lambda path: (path.name != "tasks.yaml", path.name))
 
 
 def jobs_dir(db: Path) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from evalcore.behaviour.types import ToolExecution, Transcript
@@ -33,6 +33,7 @@ async def run_agent(
     mcp_tools: Sequence[Mapping[str, Any]],
     context: Mapping[str, Any],
     max_steps: int = 8,
+    refresh_tools: Callable[[], Awaitable[Sequence[Mapping[str, Any]]]] | None = None,
 ) -> Transcript:
     from evalcore.models.adapter import complete
     from evalcore.models.tool_format import to_openai_tools
@@ -42,7 +43,12 @@ async def run_agent(
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     turns: list[ModelTurn] = []
     executions: list[ToolExecution] = []
-    for _ in range(max_steps):
+    for step in range(max_steps):
+        if refresh_tools is not None and step > 0:
+            # A client that re-lists tools between turns sees a definition change (a rug pull) at once.
+            mcp_tools = await refresh_tools()
+            openai_tools, name_map = to_openai_tools(mcp_tools)
+            schemas = {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}
         try:
             with spans.model_call_span(model) as span:
                 turn = await complete(model, messages, openai_tools, name_map, context=context)

@@ -11,6 +11,7 @@ of the key, so repeats stay independent samples).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import sys
@@ -22,17 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.agent import run_agent, transcript_json
+from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
-from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict
+from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict, RobustnessScore
 from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
+from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.robustness import score_robustness
 from evalcore.store import behaviour as store
-from evalcore.store.behaviour import score_from_row
+from evalcore.store.behaviour import robustness_from_row, score_from_row
 from evalcore.target import Target
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
@@ -57,6 +61,7 @@ class BehaviourConfig:
     batch_size: int = 20
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
+    fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,8 @@ async def _run_behaviour(
                 config=_config_json(config),
             )
         try:
-            await _execute(config, run_id, golden, client, tools, fingerprint, progress)
+            with _fault_proxy(config, golden, target) as proxy:
+                await _execute(config, run_id, golden, client, tools, fingerprint, progress, proxy)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
@@ -152,6 +158,14 @@ async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, 
     return discover.result or {}, tools
 
 
+def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: Target) -> contextlib.AbstractContextManager[FaultProxy | None]:
+    """The fault proxy in front of the target, when any case injects a fault."""
+    if not any(case.inject is not None for case in golden.cases):
+        return contextlib.nullcontext()
+    # The proxy holds a `timeout` fault past the client's read timeout, so the client is the one that gives up.
+    return running_fault_proxy(target, hold_s=config.fault_timeout_s + 2.0, limits=config.limits)
+
+
 def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
     run = store.load_run(config.db_path, run_id)
     if run["effective_status"] == "complete":
@@ -177,6 +191,7 @@ async def _execute(
     tools: Sequence[Mapping[str, Any]],
     fingerprint: str,
     progress: ProgressCallback | None,
+    proxy: FaultProxy | None = None,
 ) -> None:
     done = store.done_attempt_keys(config.db_path, run_id)
     items = [
@@ -207,7 +222,7 @@ async def _execute(
             record = _record_from_cache(item, hit)
         else:
             async with overall, per_model[item.model.name]:
-                record = await _attempt(config, golden, client, tools, item, run_date)
+                record = await _attempt(config, golden, client, tools, item, run_date, proxy)
         await queue.put(record)
         finished += 1
         if progress:
@@ -248,9 +263,10 @@ async def _attempt(
     tools: Sequence[Mapping[str, Any]],
     item: WorkItem,
     run_date: str,
+    proxy: FaultProxy | None = None,
 ) -> AttemptRecord:
     with spans.attempt_span(item.model, item.case.id, item.attempt) as span:
-        record = await _attempt_record(config, golden, client, tools, item, run_date)
+        record = await _attempt_record(config, golden, client, tools, item, run_date, proxy)
         span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason))
     return record
 
@@ -262,18 +278,29 @@ async def _attempt_record(
     tools: Sequence[Mapping[str, Any]],
     item: WorkItem,
     run_date: str,
+    proxy: FaultProxy | None,
 ) -> AttemptRecord:
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
-    transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, mcp_tools=tools, context=context, max_steps=config.max_steps)
+    injection = item.case.inject
+    if injection is not None and proxy is not None:
+        limits = fault_limits(config.limits, injection, config.fault_timeout_s)
+        transcript, events = await run_faulted_agent(
+            proxy, injection, prompt=item.case.prompt, model=item.model, context=context, max_steps=config.max_steps, limits=limits
+        )
+        transcript = mark_faults(transcript, events)
+    else:
+        transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, mcp_tools=tools, context=context, max_steps=config.max_steps)
+        events = ()
+    rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
-    if config.judge is not None and item.case.rubric and transcript.stop_reason == "final":
+    if config.judge is not None and rubric and transcript.stop_reason == "final":
         from evalcore.models.judge import judge_answer
 
         try:
             judge = await judge_answer(
                 config.judge,
                 rubric=golden.rubric_text or "",
-                case_rubric=item.case.rubric,
+                case_rubric=rubric,
                 prompt=item.case.prompt,
                 tool_calls_summary=_calls_summary(transcript.tool_calls),
                 final_text=transcript.final_text,
@@ -283,6 +310,19 @@ async def _attempt_record(
     score = score_attempt(item.case, transcript.tool_calls, judge)
     if transcript.stop_reason == "model_error":
         score = AttemptScore(False, None, None, None, None, False, (f"model error: {transcript.error}",))
+    robustness: RobustnessScore | None = None
+    stored_transcript = transcript_json(transcript)
+    if injection is not None:
+        robustness = score_robustness(
+            injection,
+            item.case.attack,
+            executions=transcript.executions,
+            final_text=transcript.final_text,
+            faults_fired=faults_fired(injection, events),
+            judge=judge,
+        )
+        score = replace(score, passed=score.passed and robustness.passed, reasons=score.reasons + robustness.reasons)
+        stored_transcript = with_fault_log(stored_transcript, injection, events)
     turns = transcript.turns
     return AttemptRecord(
         model=item.model.name,
@@ -302,8 +342,9 @@ async def _attempt_record(
         output_tokens=_sum_or_none(t.output_tokens for t in turns),
         cost_usd=_sum_or_none(t.cost_usd for t in turns),
         retries=sum(t.retries for t in turns),
-        transcript_json=transcript_json(transcript),
+        transcript_json=stored_transcript,
         judge=judge,
+        robustness=robustness,
     )
 
 
@@ -332,6 +373,7 @@ def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
         transcript_json=row["transcript_json"],
         judge=judge,
         cached_from=row["cached_from"] or row["run_id"],
+        robustness=robustness_from_row(row),
     )
 
 

@@ -64,6 +64,24 @@ class AttemptScore:
     reasons: tuple[str, ...] = field(default=())
 
 
+RobustnessOutcome = Literal["retry", "fallback", "honest_error", "claimed_success", "not_reached", "no_answer"]
+
+
+@dataclass(frozen=True)
+class RobustnessScore:
+    """Layer 2 verdicts for an attempt of a case with `inject:`; see `evalcore.scoring.robustness`.
+
+    `outcome` applies to call faults, `attack_attempted` and `refused` to attack cases.
+    """
+
+    fault: str
+    outcome: RobustnessOutcome | None
+    attack_attempted: bool | None
+    refused: bool | None
+    passed: bool
+    reasons: tuple[str, ...] = field(default=())
+
+
 @dataclass(frozen=True)
 class AttemptRecord:
     """One finished attempt, as stored: the score, the telemetry and the whole transcript."""
@@ -88,3 +106,4 @@ class AttemptRecord:
     transcript_json: str
     judge: JudgeVerdict | None = None
     cached_from: str | None = None  # the run whose stored attempt was reused (--cache)
+    robustness: RobustnessScore | None = None  # Layer 2, for cases with `inject:`

@@ -43,6 +43,8 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
+    if not 0 < args.fault_timeout <= 120:
+        raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
     if not 0 <= args.max_drop <= 1:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
@@ -62,6 +64,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         run_date=run_date,
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
+        fault_timeout_s=args.fault_timeout,
     )
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):

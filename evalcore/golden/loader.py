@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -19,10 +20,13 @@ from typing import Any, Final
 import yaml
 
 from evalcore.errors import GoldenSetError
+from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenSet
 
 TOP_LEVEL_KEYS: Final = ("server", "rubric", "cases")
-CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric")
+CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric", "inject", "attack")
+INJECT_KEYS: Final = ("fault", "tool", "on_call", "repeat", "expect", "text", "shadow_name", "schema")
+ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args")
 CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
 _NAMES_SHOWN: Final = 12
 
@@ -194,6 +198,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         reader.problem(f"'kind' must be hard or soft, got {_describe(kind)}", "kind")
     if rubric is not None and not isinstance(rubric, str):
         reader.problem(f"'rubric' must be text (what the judge checks in the final answer), got {_describe(rubric)}", "rubric")
+    inject, attack = reader.injection(), reader.attack()
     if tool_names is not None:
         reader.check_tools_exist(tool_names)
     if reader.problems:
@@ -207,6 +212,8 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         expect_sequence=tuple(sequence),
         kind=kind,
         rubric=rubric,
+        inject=inject,
+        attack=attack,
         line=line,
     )
 
@@ -274,10 +281,109 @@ class _CaseReader:
                 self.problem(f'arg_match names "{argument}", which is not in expect_args (has: {has})', line=arg_match.line_of(argument))
         return expect_args, arg_match
 
+    def injection(self) -> Injection | None:
+        """The `inject:` block (Layer 2), checked key by key; None when absent or broken."""
+        block = self.entry.get("inject")
+        if "inject" not in self.entry:
+            return None
+        if not isinstance(block, _Mapping):
+            self.problem(f"'inject' must be a mapping with fault, tool and expect; got {_describe(block)}", "inject")
+            return None
+        before = self.problems
+        for key in block:
+            if key not in INJECT_KEYS:
+                self.problem(f"inject: unknown key {_quote(key)}{_suggest(key, INJECT_KEYS)} (allowed: {', '.join(INJECT_KEYS)})", line=block.line_of(key))
+        fault, tool, expect = block.get("fault"), block.get("tool"), block.get("expect")
+        on_call, repeat, text = block.get("on_call", 1), block.get("repeat", False), block.get("text")
+        if fault not in FAULT_KINDS:
+            self.problem(f"inject: unknown fault {_quote(fault)}{_suggest(fault, FAULT_KINDS)} (faults: {', '.join(FAULT_KINDS)})", line=block.line_of("fault"))
+        if not _is_name(tool):
+            self.problem(f"inject: 'tool' must name the tool the fault hits, got {_describe(tool)}", line=block.line_of("tool"))
+        if not isinstance(on_call, int) or isinstance(on_call, bool) or on_call < 1:
+            self.problem(f"inject: 'on_call' must be a call number from 1, got {_describe(on_call)}", line=block.line_of("on_call"))
+        if not isinstance(repeat, bool):
+            self.problem(f"inject: 'repeat' must be true or false, got {_describe(repeat)}", line=block.line_of("repeat"))
+        if expect is not None and expect not in EXPECTATIONS:
+            self.problem(f"inject: 'expect' must be one of {', '.join(EXPECTATIONS)}; got {_describe(expect)}", line=block.line_of("expect"))
+        if fault in CALL_FAULTS and expect is None:
+            self.problem(f"inject: a {fault} fault needs 'expect: retry | fallback | honest_error' (what a good model does)", line=block.line)
+        if fault in TEXT_FAULTS and not _is_name(text):
+            self.problem(f"inject: a {fault} fault needs 'text' (the planted instruction or new description)", line=block.line)
+        if fault in TEXT_FAULTS and "attack" not in self.entry:
+            self.problem(f"inject: a {fault} fault plants an attack; add an 'attack:' block saying what the injected action is", line=block.line)
+        shadow_name, schema = block.get("shadow_name"), block.get("schema")
+        if fault == "shadow" and not _is_name(shadow_name):
+            self.problem("inject: a shadow fault needs 'shadow_name', the name of the added look-alike tool", line=block.line)
+        if schema is not None and not isinstance(schema, _Mapping):
+            self.problem(f"inject: 'schema' must be a JSON Schema mapping, got {_describe(schema)}", line=block.line_of("schema"))
+        if self.problems > before:
+            return None
+        return Injection(
+            fault=block["fault"],
+            tool=block["tool"],
+            on_call=on_call,
+            repeat=repeat,
+            expect=expect,
+            text=text,
+            shadow_name=shadow_name,
+            schema=_plain(schema) if schema is not None else None,
+        )
+
+    def attack(self) -> AttackRule | None:
+        """The `attack:` block (Layer 2): the surface and the rule for "the injected action was attempted"."""
+        block = self.entry.get("attack")
+        if "attack" not in self.entry:
+            return None
+        if not isinstance(block, _Mapping):
+            self.problem(f"'attack' must be a mapping with surface and forbidden_tools or forbidden_args; got {_describe(block)}", "attack")
+            return None
+        before = self.problems
+        for key in block:
+            if key not in ATTACK_KEYS:
+                self.problem(f"attack: unknown key {_quote(key)}{_suggest(key, ATTACK_KEYS)} (allowed: {', '.join(ATTACK_KEYS)})", line=block.line_of(key))
+        surface, tools, patterns = block.get("surface"), block.get("forbidden_tools", []), block.get("forbidden_args", _Mapping(block.line))
+        if surface not in ATTACK_SURFACES:
+            surfaces = ", ".join(ATTACK_SURFACES)
+            self.problem(f"attack: unknown surface {_quote(surface)}{_suggest(surface, ATTACK_SURFACES)} (surfaces: {surfaces})", line=block.line_of("surface"))
+        if "inject" not in self.entry:
+            self.problem("attack: an attack case needs an 'inject:' block that plants the payload (payload, poison, shadow or rug_pull)", line=block.line)
+        if not isinstance(tools, list) or not all(_is_name(t) for t in tools):
+            self.problem(f"attack: 'forbidden_tools' must be a list of tool names, got {_describe(tools)}", line=block.line_of("forbidden_tools"))
+            tools = []
+        forbidden_args: dict[str, dict[str, str]] = {}
+        if not isinstance(patterns, _Mapping):
+            message = f"attack: 'forbidden_args' must map tool -> argument -> regular expression; got {_describe(patterns)}"
+            self.problem(message, line=block.line_of("forbidden_args"))
+        else:
+            for tool, arguments in patterns.items():
+                if not isinstance(arguments, _Mapping):
+                    self.problem(f'attack: forbidden_args for "{tool}" must map argument -> regular expression', line=patterns.line_of(tool))
+                    continue
+                for argument, pattern in arguments.items():
+                    try:
+                        re.compile(str(pattern))
+                    except re.error as exc:
+                        self.problem(f"attack: forbidden_args {tool}.{argument}: not a regular expression ({exc})", line=arguments.line_of(argument))
+                    forbidden_args.setdefault(str(tool), {})[str(argument)] = str(pattern)
+        if not tools and not forbidden_args and self.problems == before:
+            self.problem("attack: name the injected action with 'forbidden_tools' and/or 'forbidden_args'", line=block.line)
+        if self.problems > before:
+            return None
+        return AttackRule(surface=block["surface"], forbidden_tools=tuple(tools), forbidden_args=forbidden_args)
+
     def check_tools_exist(self, tool_names: Collection[str]) -> None:
         named: list[tuple[int, Any]] = [(self.entry.line_of("expect_tool"), self.entry.get("expect_tool"))]
         sequence = self.entry.get("expect_sequence")
         named += sequence.lined() if isinstance(sequence, _Sequence) else []
+        inject, attack = self.entry.get("inject"), self.entry.get("attack")
+        if isinstance(inject, _Mapping):
+            named.append((inject.line_of("tool"), inject.get("tool")))
+        shadow = inject.get("shadow_name") if isinstance(inject, _Mapping) else None
+        if isinstance(attack, _Mapping):
+            tools = attack.get("forbidden_tools")
+            named += [(attack.line_of("forbidden_tools"), t) for t in tools if t != shadow] if isinstance(tools, list) else []
+            patterns = attack.get("forbidden_args")
+            named += [(patterns.line_of(t), t) for t in patterns if t != shadow] if isinstance(patterns, _Mapping) else []
         reported: set[str] = set()
         for line, tool in named:
             if _is_name(tool) and tool not in tool_names and tool not in reported:

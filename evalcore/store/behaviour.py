@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from evalcore import __version__
-from evalcore.behaviour.types import AttemptRecord, AttemptScore
+from evalcore.behaviour.types import AttemptRecord, AttemptScore, RobustnessScore
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
 
@@ -30,7 +30,8 @@ STALE_AFTER = timedelta(minutes=10)
 ATTEMPT_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
     "sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, "
-    "latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at"
+    "latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at, "
+    "fault, robustness_outcome, attack_attempted, refused, robustness_passed"
 )
 
 
@@ -204,6 +205,16 @@ def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
     )
 
 
+def robustness_from_row(row: Mapping[str, Any]) -> RobustnessScore | None:
+    """The Layer 2 verdicts of a stored attempt row; None for an attempt that ran without a fault.
+
+    Its reasons are already part of the row's `reasons_json`, so they are not repeated here.
+    """
+    if row.get("fault") is None:
+        return None
+    return RobustnessScore(row["fault"], row["robustness_outcome"], row["attack_attempted"], row["refused"], bool(row["robustness_passed"]))
+
+
 def _qualified(alias: str) -> str:
     return ", ".join(f"{alias}.{column.strip()}" for column in ATTEMPT_COLUMNS.split(","))
 
@@ -239,7 +250,14 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]
         json.dumps(asdict(record.judge)) if record.judge else None,
         record.cached_from,
         now,
+        *_robustness_columns(record.robustness),
     ]
+
+
+def _robustness_columns(robustness: RobustnessScore | None) -> list[Any]:
+    if robustness is None:
+        return [None, None, None, None, None]
+    return [robustness.fault, robustness.outcome, robustness.attack_attempted, robustness.refused, robustness.passed]
 
 
 def _execute(path: Path, sql: str, parameters: list[Any]) -> None:

@@ -103,6 +103,14 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, model, case_id, attempt)
     );
     """,
+    # 3: Layer 2 verdicts of attempts run under an injected fault or attack (NULL for other attempts)
+    """
+    ALTER TABLE behaviour_attempts ADD COLUMN fault VARCHAR;
+    ALTER TABLE behaviour_attempts ADD COLUMN robustness_outcome VARCHAR;  -- retry | fallback | honest_error | claimed_success | not_reached | no_answer
+    ALTER TABLE behaviour_attempts ADD COLUMN attack_attempted BOOLEAN;
+    ALTER TABLE behaviour_attempts ADD COLUMN refused BOOLEAN;
+    ALTER TABLE behaviour_attempts ADD COLUMN robustness_passed BOOLEAN;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0

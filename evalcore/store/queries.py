@@ -191,7 +191,16 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
     right, sequence accuracy on sequence cases, over-call rate on negatives,
     task completion where a judge ran. cost_usd is NULL when any attempt's
     price was unknown; cost_per_correct_usd = cost_usd / passed attempts.
+    Layer 2 (as in `evalcore.behaviour.report.robustness_metrics`): robustness_rate
+    over attempts under a call fault, attack_success_rate and refusal_rate over
+    attack attempts; NULL when the run had none (or the store predates them).
     """
+    layer2 = (
+        "avg(robustness_passed::INTEGER) FILTER (WHERE robustness_outcome IS NOT NULL) AS robustness_rate, "
+        "avg(attack_attempted::INTEGER) AS attack_success_rate, avg(refused::INTEGER) AS refusal_rate"
+        if _has_column(path, "behaviour_attempts", "robustness_passed")
+        else "NULL::DOUBLE AS robustness_rate, NULL::DOUBLE AS attack_success_rate, NULL::DOUBLE AS refusal_rate"
+    )
     sql = (
         "WITH "
         + _PICKED
@@ -202,7 +211,10 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
                avg(task_completed::INTEGER) AS task_completion, avg(passed::INTEGER) AS pass_rate,
                quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
                CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd,
-               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd
+               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd,
+               """
+        + layer2
+        + """
         FROM picked GROUP BY model ORDER BY model"""
     )
     columns = ("model", "simulated", "run_id", "attempts", "selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate")
@@ -210,8 +222,11 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
         path,
         sql,
         (filters or AttemptFilters()).parameters(),
-        (*columns, "task_completion", "pass_rate", "latency_p50_ms", "latency_p95_ms", "cost_usd", "cost_per_correct_usd"),
+        (*columns, "task_completion", "pass_rate", "latency_p50_ms", "latency_p95_ms", "cost_usd", "cost_per_correct_usd", *LAYER2_COLUMNS),
     )
+
+
+LAYER2_COLUMNS = ("robustness_rate", "attack_success_rate", "refusal_rate")
 
 
 LATENCY_COLUMNS = (
@@ -559,6 +574,15 @@ def _frame(path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[st
 
 def _has_tables(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
+
+
+def _has_column(path: Path, table: str, column: str) -> bool:
+    """Whether the store's schema has the column (a store written by an older evalcore may not; readers never migrate)."""
+    if not _has_tables(path):
+        return False
+    with connect(path, read_only=True) as connection:
+        row = connection.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = ?", [table, column]).fetchone()
+    return bool(row and row[0])
 
 
 def _none_for_missing(column: pd.Series) -> pd.Series:
