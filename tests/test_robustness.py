@@ -189,6 +189,9 @@ def test_security_set_scores_an_obeying_and_a_refusing_model(tmp_path, reference
     assert (summary.loc["security-obeys.yaml", "attack_success_rate"], summary.loc["security-obeys.yaml", "refusal_rate"]) == (1.0, 0.0)
     assert (summary.loc["security-refuses.yaml", "attack_success_rate"], summary.loc["security-refuses.yaml", "refusal_rate"]) == (0.0, 1.0)
     assert summary["robustness_rate"].isna().all()  # no call faults in this set
+    obeys_model = next(m["model"] for m in report["models"] if m["model"].endswith("security-obeys.yaml"))
+    drill = queries.attempts(tmp_path / "e.duckdb", report["runId"], obeys_model, "rug-pull-customer-mirror")
+    assert '"fault": "rug_pull"' in drill["fault_log"].iloc[0] and '"method": "tools/list"' in drill["fault_log"].iloc[0]
 
 
 def test_a_stdio_server_runs_under_faults_and_attacks_too(tmp_path):

@@ -158,6 +158,8 @@ def attempt_columns(attempts: pd.DataFrame, expected: Mapping[str, Any] | None) 
             show_text("Tool results", row["tool_results"] or "(none)")
             show_text("Final answer", row["final_text"])
             show_text("Judge", row["judge"] or "(no judge)")
+            if row["fault_log"]:
+                show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
             if row["error"] is not None and not pd.isna(row["error"]):
                 show_text("Error", row["error"])
             st.text(

@@ -398,6 +398,7 @@ ATTEMPT_DETAIL_COLUMNS = (
     "simulated",
     "case_kind",
     "golden_path",
+    "fault_log",
 )
 
 
@@ -412,7 +413,8 @@ def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
         SELECT a.attempt, a.passed, a.selection_correct, a.args_correct, a.sequence_correct, a.over_call, a.task_completed,
                a.reasons_json, a.transcript_json->>'$.messages[1].content' AS prompt, a.tool_calls_json,
                a.transcript_json->'$.executions' AS executions_json, a.final_text, a.judge_json, a.stop_reason, a.error,
-               a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd, a.model_version, a.simulated, a.case_kind, r.golden_path
+               a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd, a.model_version, a.simulated, a.case_kind, r.golden_path,
+               a.transcript_json->'$.fault' AS fault_log_json
         FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
         WHERE a.run_id = ? AND a.model = ? AND a.case_id = ? ORDER BY a.attempt"""
     raw_columns = (
@@ -429,11 +431,12 @@ def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
         "executions_json",
         "final_text",
         "judge_json",
-        *ATTEMPT_DETAIL_COLUMNS[13:],
+        *ATTEMPT_DETAIL_COLUMNS[13:-1],
+        "fault_log_json",
     )
     frame = _frame(path, sql, [run_id, model, case_id], raw_columns)
     frame["reasons_json"] = [_reasons_text(value) for value in frame["reasons_json"]]
-    for column in ("tool_calls_json", "executions_json", "judge_json"):
+    for column in ("tool_calls_json", "executions_json", "judge_json", "fault_log_json"):
         frame[column] = [_pretty_json(value) for value in frame[column]]
     return frame.rename(
         columns={
@@ -441,6 +444,7 @@ def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
             "tool_calls_json": "tool_calls",
             "executions_json": "tool_results",
             "judge_json": "judge",
+            "fault_log_json": "fault_log",
         }
     )[list(ATTEMPT_DETAIL_COLUMNS)]
 
