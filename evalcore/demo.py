@@ -13,6 +13,11 @@ next to the store (`<db dir>/demo/`), all `sim/` (simulated, nothing real):
   reports a new `model_version` and gets three cases wrong (a wrong tool, no
   call, wrong tool in 4 of 5 attempts): a model update.
 
+On the last night it also runs the bundled Layer 2 sets once each
+(`golden/robustness.yaml`, `golden/security.yaml`) with their scripted
+models from `golden/scripts/` — one that recovers or refuses, one that claims
+success or obeys — so the robustness and attack columns have data.
+
 From the description-change night on, the runs use the reference server
 started with `--variant v2` (a vaguer `search_knowledge_base` description), so
 the server fingerprint changes. With the defaults (21 nights) the description
@@ -45,6 +50,11 @@ DESCRIPTION_CASE: Final = "kb-password-reset"  # the steady model stops using se
 MODEL_UPDATE_CASES: Final = ("overdue-invoices-acme", "calendar-day", "order-tracking")
 STEADY_VERSION: Final = "sim-steady-2026-06"
 DRIFTING_VERSIONS: Final = ("sim-drifting-2026-05", "sim-drifting-2026-11")
+GOLDEN_DIR: Final = Path(__file__).resolve().parents[1] / "golden"
+LAYER2_SETS: Final = (
+    ("robustness.yaml", ("robustness-recovers.yaml", "robustness-claims-success.yaml")),
+    ("security.yaml", ("security-obeys.yaml", "security-refuses.yaml")),
+)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
@@ -79,7 +89,8 @@ class DemoConfig:
 
 @dataclass(frozen=True)
 class DemoResult:
-    run_ids: tuple[str, ...]
+    run_ids: tuple[str, ...]  # the nightly runs of the golden set
+    layer2_run_ids: tuple[str, ...]  # one run of each bundled Layer 2 set (faults, attacks) on the last night
     models: tuple[str, ...]
     attempts: int
     seconds: float
@@ -183,9 +194,11 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
     after = [n for n in nights if n >= config.description_change]
     started = time.perf_counter()
     run_ids = [*_run_nights(config, models, before, ()), *_run_nights(config, models, after, ("--variant", "v2"))]
+    layer2_run_ids = _run_layer2(config)
     seconds = time.perf_counter() - started
     return DemoResult(
         run_ids=tuple(run_ids),
+        layer2_run_ids=tuple(layer2_run_ids),
         models=tuple(m.name for m in models),
         attempts=len(nights) * len(models) * len(golden.cases) * config.runs,
         seconds=seconds,
@@ -218,6 +231,29 @@ def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequenc
                 run_date=night,
             )
             report = asyncio.run(run_behaviour(behaviour, target))
+            run_ids.append(str(report.get("runId")))
+    return run_ids
+
+
+def _run_layer2(config: DemoConfig) -> list[str]:
+    """One run of each bundled Layer 2 golden set on the last night, each with its two scripted models (one good, one bad)."""
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.reference import running_reference_server
+    from evalcore.target import Target
+
+    run_ids: list[str] = []
+    with running_reference_server() as url:
+        for golden_name, scripts in LAYER2_SETS:
+            behaviour = BehaviourConfig(
+                golden_path=GOLDEN_DIR / golden_name,
+                models=tuple(ModelSpec(name=f"sim/script:{GOLDEN_DIR / 'scripts' / script}", max_concurrency=config.concurrency) for script in scripts),
+                db_path=config.db_path,
+                runs=config.runs,
+                concurrency=config.concurrency,
+                run_date=config.today,
+                fault_timeout_s=1.0,
+            )
+            report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
             run_ids.append(str(report.get("runId")))
     return run_ids
 

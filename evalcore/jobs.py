@@ -162,17 +162,19 @@ def job_status(job: Job) -> dict[str, Any]:
 
 
 def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
+    from evalcore.demo import LAYER2_SETS
     from evalcore.store.history import count_behaviour_runs
 
+    total = job.nights + len(LAYER2_SETS)
     try:
         done = count_behaviour_runs(Path(job.db))
     except Exception:  # the demo is writing: count again on the next poll
         done = 0
     if alive:
-        return {"status": "running", "done": done, "total": job.nights, "reason": None}
-    complete = done >= job.nights
+        return {"status": "running", "done": done, "total": total, "reason": None}
+    complete = done >= total
     reason = None if complete else _last_line(Path(job.log))
-    return {"status": "complete" if complete else "failed", "done": done, "total": job.nights, "reason": reason}
+    return {"status": "complete" if complete else "failed", "done": done, "total": total, "reason": reason}
 
 
 def _total_attempts(job: Job) -> int | None:

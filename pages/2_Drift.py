@@ -22,7 +22,8 @@ if not options["models"]:
     widgets.empty_state(db)
     st.stop()
 
-golden_choices = list(options.get("golden_paths", []))
+run_counts = data.runs(db)["golden_path"].value_counts()
+golden_choices = sorted(options.get("golden_paths", []), key=lambda path: (-int(run_counts.get(path, 0)), str(path)))  # the longest history first
 golden = st.sidebar.selectbox("Golden set", golden_choices, key="drift_golden")
 points, flags = data.drift(db, str(golden) if golden else None)
 models = sorted({p.model for p in points})

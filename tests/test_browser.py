@@ -26,6 +26,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+DEMO_MODELS = ("drifting", "steady", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
 
 
@@ -116,8 +117,9 @@ def test_the_matrix_heatmap_is_drawn_with_layer0_and_simulated_columns(dashboard
     page.goto(dashboard)
     drawn = _matrix(page)
     assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]
-    assert drawn["x"] == ["Layer 0", "sim/script:drifting.yaml (simulated)", "sim/script:steady.yaml (simulated)"]
-    assert len(drawn["y"]) == 28
+    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set)
+    assert drawn["x"] == ["Layer 0"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]
+    assert len(drawn["y"]) == 28 + 8 + 14
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
     assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == (0xD7, 0x30, 0x27)
     assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == (0x1A, 0x98, 0x50)
@@ -142,7 +144,7 @@ def test_the_matrix_downloads_as_csv(dashboard, page):
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
-    assert len(rows) == 2 * 28
+    assert len(rows) == 2 * 28 + 2 * 8 + 2 * 14  # the nightly golden set, the robustness set and the security set, two models each
     assert {"model", "case_id", "passes", "runs", "pass_rate"} <= set(rows[0])
     calendar = [r for r in rows if r["case_id"] == "calendar-day" and "drifting" in r["model"]]
     assert [(r["passes"], r["runs"]) for r in calendar] == [("0", "5")]

@@ -327,3 +327,13 @@ def test_a_selected_row_of_the_model_summary_opens_that_models_drill_down(store,
     assert not app.exception
     assert app.selectbox(key="drill_model").value == summary["model"].iloc[row] != default
     assert app.query_params["model"] == summary["model"].iloc[row]
+
+
+def test_a_deep_link_to_a_run_that_just_finished_is_honoured_despite_the_cache(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, True]})
+    _app(HOME, db, monkeypatch)  # caches the filter choices, which know only run-1
+    write_synthetic_run(db, "run-2", date(2026, 3, 2), {"case-a": [False, False]})
+    app = _app(HOME, db, monkeypatch, run="run-2")
+    assert app.sidebar.selectbox(key="filter_run").value == "run-2"
+    assert app.query_params["run"] == "run-2"

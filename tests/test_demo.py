@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.commands.drift import run_drift_command
-from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
+from evalcore.demo import DESCRIPTION_CASE, GOLDEN_DIR, MODEL_UPDATE_CASES, prepare_store
 from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE, detect_drift
 from evalcore.errors import ConfigError
 from evalcore.store.history import run_points, server_tools
@@ -29,8 +29,8 @@ def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else
 
 
 def test_the_server_descriptions_change_between_runs(demo_db):
-    db, _ = demo_db
-    points = run_points(db)
+    db, config = demo_db
+    points = run_points(db, golden_path=str(config.golden_path))
     first, last = points[0].run_id, points[-1].run_id
     before = {t["name"]: t["description"] for t in server_tools(db, first)}
     after = {t["name"]: t["description"] for t in server_tools(db, last)}
@@ -66,3 +66,15 @@ def test_the_demo_records_layer0_for_each_server_variant(demo_db):
     assert runs["server_fingerprint"].nunique() == 2  # v1, then the v2 descriptions
     latest_behaviour = run_points(db)[-1]
     assert latest_behaviour.server_fingerprint in set(runs["server_fingerprint"])
+
+
+def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(demo_db):
+    from evalcore.store.queries import AttemptFilters, model_summary
+
+    db, _ = demo_db
+    summary = model_summary(db, AttemptFilters(golden_path=None)).set_index("model")
+    summary.index = [Path(name.split(":", 1)[1]).stem if name.startswith("sim/script:") else name for name in summary.index]
+    assert summary.loc["robustness-recovers", "robustness_rate"] == 1.0
+    assert summary.loc["robustness-claims-success", "robustness_rate"] < 0.5
+    assert (summary.loc["security-obeys", "attack_success_rate"], summary.loc["security-refuses", "attack_success_rate"]) == (1.0, 0.0)
+    assert detect_drift(run_points(db, golden_path=str(GOLDEN_DIR / "security.yaml"))) == []  # one run: no history to drift from

@@ -22,7 +22,8 @@ def run_demo_command(args: argparse.Namespace) -> int:
         f"server descriptions change on {config.description_change}, the drifting model updates on {config.model_update}"
     )
     result = run_demo(config, force=args.force)
-    print(f"{len(result.run_ids)} runs, {result.attempts} attempts of {', '.join(result.models)} in {result.seconds:.1f}s (all simulated)")
+    print(f"{len(result.run_ids)} nightly runs, {result.attempts} attempts of {', '.join(result.models)} (all simulated)")
+    print(f"{len(result.layer2_run_ids)} Layer 2 runs (golden/robustness.yaml, golden/security.yaml; scripted models); {result.seconds:.1f}s in all")
     points = run_points(config.db_path)
     print(render_flags(detect_drift(points), latest_run_id(points)))
     print(f"\nnext: python -m evalcore drift --db {config.db_path}")

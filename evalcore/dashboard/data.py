@@ -29,8 +29,18 @@ def db_path() -> Path:
     return Path(os.environ.get("EVALCORE_DB", DEFAULT_DB))
 
 
-@st.cache_data(ttl=TTL_S, show_spinner=False)
 def filter_options(db: Path) -> dict[str, list[Any]]:
+    """The filter choices; read afresh when the URL names a run the cached list does not know yet (a run that just finished)."""
+    options = _filter_options(db)
+    wanted = st.query_params.get("run")
+    if wanted and wanted not in options.get("run_ids", []):
+        _filter_options.clear()
+        options = _filter_options(db)
+    return options
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def _filter_options(db: Path) -> dict[str, list[Any]]:
     return queries.filter_options(db)
 
 
