@@ -22,7 +22,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -30,7 +33,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import httpx  # noqa: E402
 
-from evalcore.models.sim.launcher import running_sim_server  # noqa: E402
+from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import to_openai_tools  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
 
@@ -94,28 +97,66 @@ def whole_runner(calls: int, concurrency: int, latency_ms: float) -> float:
         return time.perf_counter() - started
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of another process so far, from /proc (None where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One timed run: wall seconds, and CPU ms per call in this process and in the sim server."""
+
+    wall_s: float
+    client_cpu_ms: float
+    server_cpu_ms: float | None
+
+    def line(self, label: str, ideal: float) -> str:
+        server = "n/a" if self.server_cpu_ms is None else f"{self.server_cpu_ms:.2f}"
+        return (
+            f"{label:17s}: {self.wall_s:.3f} s  ratio {self.wall_s / ideal:.3f} x ideal; CPU/call: client {self.client_cpu_ms:.2f} ms, sim server {server} ms"
+        )
+
+
+def measure(work: Coroutine[Any, Any, object], calls: int, server_pid: int) -> Measured:
+    server_before = process_cpu_s(server_pid)
+    cpu_before = time.process_time()
+    started = time.perf_counter()
+    asyncio.run(work)
+    wall = time.perf_counter() - started
+    client_ms = (time.process_time() - cpu_before) * 1000 / calls
+    server_after = process_cpu_s(server_pid)
+    server_ms = None if server_before is None or server_after is None else (server_after - server_before) * 1000 / calls
+    return Measured(wall, client_ms, server_ms)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
     ideal = args.calls * args.latency_ms / 1000 / args.concurrency
-    with running_sim_server(latency_ms=args.latency_ms) as api_base:
+    load_before = os.getloadavg()[0]
+    server = SimServerProcess(latency_ms=args.latency_ms)
+    try:
+        api_base = server.url()
         asyncio.run(harness(api_base, 20, 4))  # warm-up: litellm import, first connections
         asyncio.run(raw_httpx(api_base, 20, 4))
-        started = time.perf_counter()
-        asyncio.run(raw_httpx(api_base, args.calls, args.concurrency))
-        raw_wall = time.perf_counter() - started
-        started = time.perf_counter()
-        asyncio.run(harness(api_base, args.calls, args.concurrency))
-        harness_wall = time.perf_counter() - started
+        raw = measure(raw_httpx(api_base, args.calls, args.concurrency), args.calls, server.pid)
+        model_layer = measure(harness(api_base, args.calls, args.concurrency), args.calls, server.pid)
         raw_serial = asyncio.run(raw_httpx(api_base, 50, 1))
         harness_serial = asyncio.run(harness(api_base, 50, 1))
+    finally:
+        server.stop()
     runner_wall = whole_runner(args.calls, args.concurrency, args.latency_ms)
     print(f"workload: {args.calls} calls, concurrency {args.concurrency}, sim latency {args.latency_ms:g} ms; ideal {ideal:.3f} s")
-    print(f"raw httpx        : {raw_wall:.3f} s  ratio {raw_wall / ideal:.3f} x ideal")
-    print(f"harness (litellm): {harness_wall:.3f} s  ratio {harness_wall / ideal:.3f} x ideal")
+    print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
+    print(raw.line("raw httpx", ideal))
+    print(model_layer.line("harness (litellm)", ideal))
     print(f"whole runner     : {runner_wall:.3f} s  ratio {runner_wall / ideal:.3f} x ideal (agent loop, MCP server, scoring, DuckDB; in-process sim)")
     overhead = statistics.mean(harness_serial) - statistics.mean(raw_serial)
     print(
