@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcore.behaviour.agent import run_agent, transcript_json
+from evalcore.behaviour.agent import AgentTools, run_agent, transcript_json
 from evalcore.behaviour.report import apply_baseline, build_report
 from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict
 from evalcore.client import McpClient
@@ -179,6 +179,7 @@ async def _execute(
         if config.use_cache
         else {}
     )
+    agent_tools = AgentTools.from_mcp(tools)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
@@ -190,7 +191,7 @@ async def _execute(
             record = _record_from_cache(item, hit)
         else:
             async with overall, per_model[item.model.name]:
-                record = await _attempt(config, golden, client, tools, item, run_date)
+                record = await _attempt(config, golden, client, agent_tools, item, run_date)
         await queue.put(record)
         finished += 1
         if progress:
@@ -228,12 +229,12 @@ async def _attempt(
     config: BehaviourConfig,
     golden: GoldenSet,
     client: McpClient,
-    tools: Sequence[Mapping[str, Any]],
+    tools: AgentTools,
     item: WorkItem,
     run_date: str,
 ) -> AttemptRecord:
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
-    transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, mcp_tools=tools, context=context, max_steps=config.max_steps)
+    transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, tools=tools, context=context, max_steps=config.max_steps)
     judge: JudgeVerdict | None = None
     if config.judge is not None and item.case.rubric and transcript.stop_reason == "final":
         from evalcore.models.judge import judge_answer
