@@ -208,9 +208,10 @@ async def complete(
     from evalcore.models.litellm_loader import litellm
 
     if spec.simulated:
-        from evalcore.models.sim.provider import register_sim_provider
+        from evalcore.models.sim.provider import register_sim_price, register_sim_provider
 
         register_sim_provider()
+        register_sim_price(spec.name)
     request = build_request(spec, messages, tools, context)
     retrying = AsyncRetrying(
         stop=stop_after_attempt(max(spec.max_retries, 0) + 1),
