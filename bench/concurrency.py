@@ -38,9 +38,17 @@ from evalcore.models.tool_format import to_openai_tools  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
+BUDGET_STEPS_MS = (0.25, 0.5, 1.0, 2.0)
 
 
-async def raw_httpx(api_base: str, calls: int, concurrency: int) -> list[float]:
+def busy_cpu(ms: float) -> None:
+    """Hold the event loop for `ms` of this thread's CPU time: a stand-in for per-call client work."""
+    until = time.thread_time() + ms / 1000
+    while time.thread_time() < until:
+        pass
+
+
+async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: float = 0.0) -> list[float]:
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     async with httpx.AsyncClient(timeout=30, trust_env=False, limits=httpx.Limits(max_connections=concurrency * 2)) as client:
@@ -48,8 +56,10 @@ async def raw_httpx(api_base: str, calls: int, concurrency: int) -> list[float]:
         async def one() -> None:
             async with gate:
                 started = time.perf_counter()
+                busy_cpu(extra_cpu_ms / 2)  # half before the request (building it), half after (parsing, pricing, logging)
                 response = await client.post(f"{api_base}/chat/completions", json={"model": "sim-lexical", "messages": PROMPT})
                 response.raise_for_status()
+                busy_cpu(extra_cpu_ms / 2)
                 latencies.append((time.perf_counter() - started) * 1000)
 
         await asyncio.gather(*(one() for _ in range(calls)))
@@ -72,29 +82,6 @@ async def harness(api_base: str, calls: int, concurrency: int) -> list[float]:
 
     await asyncio.gather(*(one() for _ in range(calls)))
     return latencies
-
-
-def whole_runner(calls: int, concurrency: int, latency_ms: float) -> float:
-    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.reference import running_reference_server
-    from evalcore.target import Target
-
-    runs = 5
-    cases = calls // runs
-    with tempfile.TemporaryDirectory() as folder, running_reference_server() as url:
-        root = Path(folder)
-        (root / "tasks.yaml").write_text("cases:\n" + "".join(f"  - {{id: chat-{i}, prompt: 'Hello {i}', expect_tool: null}}\n" for i in range(cases)))
-        (root / "script.yaml").write_text(f"defaults: {{latency_ms: {latency_ms}}}\ncases: {{}}\n")
-        config = BehaviourConfig(
-            golden_path=root / "tasks.yaml",
-            models=(ModelSpec(name=f"sim/script:{root / 'script.yaml'}", max_concurrency=concurrency),),
-            db_path=root / "evals.duckdb",
-            runs=runs,
-            concurrency=concurrency,
-        )
-        started = time.perf_counter()
-        asyncio.run(run_behaviour(config, Target(url=url)))
-        return time.perf_counter() - started
 
 
 def process_cpu_s(pid: int) -> float | None:
@@ -133,11 +120,40 @@ def measure(work: Coroutine[Any, Any, object], calls: int, server_pid: int) -> M
     return Measured(wall, client_ms, server_ms)
 
 
+def whole_runner(calls: int, concurrency: int, latency_ms: float) -> Measured:
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.reference import running_reference_server
+    from evalcore.target import Target
+
+    runs = 5
+    cases = calls // runs
+    with tempfile.TemporaryDirectory() as folder, running_reference_server() as url:
+        root = Path(folder)
+        (root / "tasks.yaml").write_text("cases:\n" + "".join(f"  - {{id: chat-{i}, prompt: 'Hello {i}', expect_tool: null}}\n" for i in range(cases)))
+        (root / "script.yaml").write_text(f"defaults: {{latency_ms: {latency_ms}}}\ncases: {{}}\n")
+        config = BehaviourConfig(
+            golden_path=root / "tasks.yaml",
+            models=(ModelSpec(name=f"sim/script:{root / 'script.yaml'}", max_concurrency=concurrency),),
+            db_path=root / "evals.duckdb",
+            runs=runs,
+            concurrency=concurrency,
+        )
+        cpu_before = time.process_time()
+        started = time.perf_counter()
+        asyncio.run(run_behaviour(config, Target(url=url)))
+        return Measured(time.perf_counter() - started, (time.process_time() - cpu_before) * 1000 / calls, None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument(
+        "--cpu-budget",
+        action="store_true",
+        help="also run raw httpx with extra CPU per call on the event loop (0.25 to 2 ms): how much per-call client CPU the ratio tolerates here",
+    )
     args = parser.parse_args()
     ideal = args.calls * args.latency_ms / 1000 / args.concurrency
     load_before = os.getloadavg()[0]
@@ -150,14 +166,23 @@ def main() -> None:
         model_layer = measure(harness(api_base, args.calls, args.concurrency), args.calls, server.pid)
         raw_serial = asyncio.run(raw_httpx(api_base, 50, 1))
         harness_serial = asyncio.run(harness(api_base, 50, 1))
+        budget = {
+            extra: measure(raw_httpx(api_base, args.calls, args.concurrency, extra), args.calls, server.pid)
+            for extra in (BUDGET_STEPS_MS if args.cpu_budget else ())
+        }
     finally:
         server.stop()
-    runner_wall = whole_runner(args.calls, args.concurrency, args.latency_ms)
+    runner = whole_runner(args.calls, args.concurrency, args.latency_ms)
     print(f"workload: {args.calls} calls, concurrency {args.concurrency}, sim latency {args.latency_ms:g} ms; ideal {ideal:.3f} s")
     print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
     print(raw.line("raw httpx", ideal))
     print(model_layer.line("harness (litellm)", ideal))
-    print(f"whole runner     : {runner_wall:.3f} s  ratio {runner_wall / ideal:.3f} x ideal (agent loop, MCP server, scoring, DuckDB; in-process sim)")
+    print(
+        f"whole runner     : {runner.wall_s:.3f} s  ratio {runner.wall_s / ideal:.3f} x ideal; CPU/attempt {runner.client_cpu_ms:.2f} ms "
+        "(agent loop, MCP client, scoring, DuckDB; in-process sim)"
+    )
+    for extra, measured in budget.items():
+        print(measured.line(f"raw + {extra:.2f} ms CPU", ideal))
     overhead = statistics.mean(harness_serial) - statistics.mean(raw_serial)
     print(
         f"per-call overhead at concurrency 1: {overhead:.2f} ms "
