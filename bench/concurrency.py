@@ -19,11 +19,11 @@ Run: `make bench` or `.venv/bin/python bench/concurrency.py [--calls 600 --concu
 
 The target (600 calls, concurrency 16, 50 ms: at most 1.25 x 1.875 s) is not
 met through litellm on a 2-core machine; README.md, "Why the concurrency
-target is missed", has the numbers. In short: the whole client runs on one
-event loop (one core, one GIL), the ratio crosses 1.25 at about 2.2 ms of
-client CPU per call (raw httpx needs ~1 ms), and a litellm 1.110.2
-`acompletion` costs ~3.2-3.5 ms of CPU (~2.4 ms on the loop thread plus
-~0.85 ms in the executor thread that builds the request).
+target is missed", has the numbers. In short: the whole client runs in one
+process under one GIL (one core), the ratio crosses 1.25 at about 2 ms of
+client CPU per call (raw httpx needs ~1.2 ms), and a `complete()` through
+litellm 1.110.2 costs ~3.1-3.4 ms of CPU (~2.4 ms on the event loop plus
+~0.85 ms in the executor thread where litellm builds the request).
 """
 
 from __future__ import annotations
