@@ -54,6 +54,11 @@ class LocalServerProcess:
                 self._found.set()
         self._found.set()  # the process ended: wake any waiter
 
+    @property
+    def pid(self) -> int:
+        """The child's process id (benchmarks read its CPU time from it)."""
+        return self._process.pid
+
     def url(self, timeout: float = 30.0) -> str:
         self._found.wait(timeout)
         if self._url is None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.behaviour.types import ToolExecution, Transcript
 from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
+from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.telemetry import spans
 
@@ -25,33 +27,45 @@ SYSTEM_PROMPT = (
 MAX_TOOL_RESULT_CHARS = 20_000
 
 
+@dataclass(frozen=True)
+class AgentTools:
+    """The server's tools as the agent loop needs them, converted once per run (the schemas are deep-copied once).
+
+    `openai_tools` is shared by every attempt; `complete()` sends litellm a copy, so no call can change it.
+    """
+
+    openai_tools: list[dict[str, Any]]
+    name_map: ToolNameMap
+    schemas: Mapping[str, object]  # MCP tool name -> its inputSchema, for argument checks on the call
+
+    @classmethod
+    def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]]) -> AgentTools:
+        openai_tools, name_map = to_openai_tools(mcp_tools)
+        return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools})
+
+
 async def run_agent(
     *,
     prompt: str,
     model: ModelSpec,
     mcp: McpClient,
-    mcp_tools: Sequence[Mapping[str, Any]],
+    tools: AgentTools,
     context: Mapping[str, Any],
     max_steps: int = 8,
     refresh_tools: Callable[[], Awaitable[Sequence[Mapping[str, Any]]]] | None = None,
 ) -> Transcript:
     from evalcore.models.adapter import complete
-    from evalcore.models.tool_format import to_openai_tools
 
-    openai_tools, name_map = to_openai_tools(mcp_tools)
-    schemas = {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     turns: list[ModelTurn] = []
     executions: list[ToolExecution] = []
     for step in range(max_steps):
         if refresh_tools is not None and step > 0:
             # A client that re-lists tools between turns sees a definition change (a rug pull) at once.
-            mcp_tools = await refresh_tools()
-            openai_tools, name_map = to_openai_tools(mcp_tools)
-            schemas = {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}
+            tools = AgentTools.from_mcp(await refresh_tools())
         try:
             with spans.model_call_span(model) as span:
-                turn = await complete(model, messages, openai_tools, name_map, context=context)
+                turn = await complete(model, messages, tools.openai_tools, tools.name_map, context=context)
                 spans.record_model_turn(span, turn)
         except ModelError as exc:
             return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "model_error", str(exc))
@@ -60,7 +74,7 @@ async def run_agent(
         if not turn.tool_calls:
             return Transcript(tuple(messages), tuple(turns), tuple(executions), turn.text, "final")
         for call in turn.tool_calls:
-            execution = await execute_tool(mcp, call, schemas.get(call.name))
+            execution = await execute_tool(mcp, call, tools.schemas.get(call.name))
             executions.append(execution)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_result_text(execution)})
     return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "step_limit", f"no final answer within {max_steps} model turns")

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from evalcore.behaviour.agent import run_agent
+from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.types import Transcript
 from evalcore.client import McpClient
 from evalcore.errors import TargetError
@@ -64,7 +64,8 @@ async def run_faulted_agent(
         except TargetError as exc:
             # The server's failure, not the model's: this attempt records it, the run goes on.
             return Transcript(({"role": "user", "content": prompt},), (), (), None, "server_error", str(exc)), proxy.events(token, forget=True)
-        transcript = await run_agent(prompt=prompt, model=model, mcp=client, mcp_tools=tools, context=context, max_steps=max_steps, refresh_tools=refresh)
+        agent_tools = AgentTools.from_mcp(tools)
+        transcript = await run_agent(prompt=prompt, model=model, mcp=client, tools=agent_tools, context=context, max_steps=max_steps, refresh_tools=refresh)
     finally:
         await client.aclose()
     return transcript, proxy.events(token, forget=True)

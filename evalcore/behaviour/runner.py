@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcore.behaviour.agent import run_agent, transcript_json
+from evalcore.behaviour.agent import AgentTools, run_agent, transcript_json
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
 from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict, RobustnessScore
@@ -58,7 +58,9 @@ class BehaviourConfig:
     max_steps: int = 8
     run_date: date | None = None  # the date the run stands for; today by default
     max_drop: float = 0.02  # the run gate: largest tolerated drop of a metric below the last green run
-    batch_size: int = 20
+    # A batch is one short-lived DuckDB connection, and opening one costs ~13 ms of CPU whatever it writes;
+    # batch_seconds, not batch_size, bounds how long a finished attempt waits to be stored.
+    batch_size: int = 100
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
@@ -211,6 +213,7 @@ async def _execute(
         if config.use_cache
         else {}
     )
+    agent_tools = AgentTools.from_mcp(tools)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
@@ -222,7 +225,7 @@ async def _execute(
             record = _record_from_cache(item, hit)
         else:
             async with overall, per_model[item.model.name]:
-                record = await _attempt(config, golden, client, tools, item, run_date, proxy)
+                record = await _attempt(config, golden, client, agent_tools, item, run_date, proxy)
         await queue.put(record)
         finished += 1
         if progress:
@@ -260,7 +263,7 @@ async def _attempt(
     config: BehaviourConfig,
     golden: GoldenSet,
     client: McpClient,
-    tools: Sequence[Mapping[str, Any]],
+    tools: AgentTools,
     item: WorkItem,
     run_date: str,
     proxy: FaultProxy | None = None,
@@ -275,7 +278,7 @@ async def _attempt_record(
     config: BehaviourConfig,
     golden: GoldenSet,
     client: McpClient,
-    tools: Sequence[Mapping[str, Any]],
+    tools: AgentTools,
     item: WorkItem,
     run_date: str,
     proxy: FaultProxy | None,
@@ -289,7 +292,7 @@ async def _attempt_record(
         )
         transcript = mark_faults(transcript, events)
     else:
-        transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, mcp_tools=tools, context=context, max_steps=config.max_steps)
+        transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, tools=tools, context=context, max_steps=config.max_steps)
         events = ()
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import re
 import time
@@ -35,7 +36,7 @@ from typing import Any
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
-from evalcore.models.pricing import turn_cost
+from evalcore.models.pricing import turn_cost, unit_prices
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -67,14 +68,21 @@ def check_model_string(spec: ModelSpec) -> None:
 
         check_sim_model(spec.name)
         return
+    _check_provider(spec.name, spec.api_base)
+
+
+@functools.lru_cache(maxsize=256)
+def _check_provider(model: str, api_base: str | None) -> None:
+    """litellm's provider look-up, once per model string: it is pure, and a run asks it on every turn.
+
+    Only a success is cached (lru_cache does not keep exceptions), so a bad string fails every time.
+    """
     from evalcore.models.litellm_loader import litellm
 
     try:
-        litellm.get_llm_provider(model=spec.name, api_base=spec.api_base)
+        litellm.get_llm_provider(model=model, api_base=api_base)
     except Exception as exc:  # litellm raises BadRequestError for an unknown provider
-        raise ConfigError(
-            f"model {spec.name!r}: litellm does not know its provider; write it as provider/model (e.g. openai/gpt-4o, hosted_vllm/name)"
-        ) from exc
+        raise ConfigError(f"model {model!r}: litellm does not know its provider; write it as provider/model (e.g. openai/gpt-4o, hosted_vllm/name)") from exc
 
 
 def build_request(
@@ -92,6 +100,11 @@ def build_request(
     }
     if spec.seed is not None:
         request["seed"] = spec.seed
+    prices = None if spec.simulated else unit_prices(spec)
+    if prices is not None:
+        # litellm prices every response itself, for its own logging; told the price, it skips its cost-map search.
+        # (Not for sim models: a zero price sends litellm into a slower "why is this call free" diagnostic.)
+        request["input_cost_per_token"], request["output_cost_per_token"] = prices
     if spec.api_base:
         request["api_base"] = spec.api_base
     if tools:
@@ -195,9 +208,10 @@ async def complete(
     from evalcore.models.litellm_loader import litellm
 
     if spec.simulated:
-        from evalcore.models.sim.provider import register_sim_provider
+        from evalcore.models.sim.provider import register_sim_price, register_sim_provider
 
         register_sim_provider()
+        register_sim_price(spec.name)
     request = build_request(spec, messages, tools, context)
     retrying = AsyncRetrying(
         stop=stop_after_attempt(max(spec.max_retries, 0) + 1),

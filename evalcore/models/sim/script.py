@@ -191,7 +191,8 @@ def _load(path: Path, mtime_ns: int, size: int) -> Script:
 
 def load_script(path: str | Path) -> Script:
     """The script at `path`, read again only when the file changed."""
-    resolved = Path(path).expanduser().resolve()
+    # absolute(), not resolve(): resolving symlinks lstat()s every path component, and the sim asks on every call.
+    resolved = Path(path).expanduser().absolute()
     try:
         stat = resolved.stat()
     except OSError as exc:

@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.latency_ms < 0:
         parser.error("--latency-ms must not be negative")
-    config = uvicorn.Config(build_app(args.latency_ms), host=HOST, port=args.port, log_level="warning")
+    # No access log: the warning level hides its lines anyway, and without it uvicorn skips the per-request logger call.
+    config = uvicorn.Config(build_app(args.latency_ms), host=HOST, port=args.port, log_level="warning", access_log=False)
     _AnnouncingServer(config).run()
     return 0
 
