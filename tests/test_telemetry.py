@@ -175,3 +175,25 @@ def test_spans_line_up_with_the_mcp_servers_over_otlp(workspace, monkeypatch, ca
         assert server_span.attributes["gen_ai.tool.name"] == parent.attributes["gen_ai.tool.name"]
         assert server_span.attributes["jsonrpc.request.id"] == parent.attributes["jsonrpc.request.id"]
     assert Counter(s.parent_span_id for s in server_calls) == Counter(client_calls.keys())
+
+
+def test_a_faulted_attempt_is_one_trace_marked_with_its_fault(tmp_path, reference_url, monkeypatch):
+    for name in ENDPOINT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "tasks.yaml").write_text(
+        "cases:\n  - id: weather-500-retry\n    prompt: What's the weather in Paris?\n    expect_tool: get_weather\n    expect_args: {city: Paris}\n"
+        "    inject: {fault: http_500, tool: get_weather, expect: retry}\n"
+    )
+    (tmp_path / "script.yaml").write_text(
+        "cases:\n  weather-500-retry:\n    calls: [{name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}}]\n    text: Sunny.\n"
+    )
+    exporter = InMemorySpanExporter()
+    with tracing(exporter):
+        rows = _run(tmp_path, reference_url)
+    (row,) = [r for r in rows if r["attempt"] == 1]
+    spans = exporter.get_finished_spans()
+    root = next(s for s in spans if s.parent is None and s.attributes["evalcore.attempt"] == 1)
+    assert root.attributes["evalcore.fault"] == "http_500"
+    calls = sorted((s for s in spans if s.context.trace_id == root.context.trace_id and s.name == "tools/call get_weather"), key=lambda s: s.start_time)
+    assert len(calls) == 2 and "error.type" in calls[0].attributes and "error.type" not in calls[1].attributes  # the injected failure, then the retry
+    assert [e["fault"] for e in json.loads(row["transcript_json"])["executions"]] == ["http_500", None]

@@ -270,7 +270,8 @@ async def _attempt(
 ) -> AttemptRecord:
     with spans.attempt_span(item.model, item.case.id, item.attempt) as span:
         record = await _attempt_record(config, golden, client, tools, item, run_date, proxy)
-        span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason))
+        fault = item.case.inject.fault if item.case.inject is not None else None
+        span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason, fault=fault))
     return record
 
 

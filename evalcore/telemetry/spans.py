@@ -34,8 +34,12 @@ def attempt_attributes(model: ModelSpec, case_id: str, attempt: int) -> Attribut
     return {"evalcore.case.id": case_id, "evalcore.model": model.name, "evalcore.attempt": attempt, "evalcore.simulated": model.simulated}
 
 
-def attempt_outcome_attributes(*, passed: bool, stop_reason: str) -> Attributes:
-    return {"evalcore.passed": passed, "evalcore.stop_reason": stop_reason}
+def attempt_outcome_attributes(*, passed: bool, stop_reason: str, fault: str | None = None) -> Attributes:
+    """How the attempt ended; `fault` is the fault or attack the case injected (Layer 2), when it did."""
+    attributes: Attributes = {"evalcore.passed": passed, "evalcore.stop_reason": stop_reason}
+    if fault is not None:
+        attributes["evalcore.fault"] = fault
+    return attributes
 
 
 def model_call_attributes(model: ModelSpec) -> Attributes:
