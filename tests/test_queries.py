@@ -13,22 +13,7 @@ import pytest
 from evalcore.cli import main
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
-
-GOLDEN = """\
-cases:
-  - id: weather-paris
-    prompt: "What's the weather in Paris?"
-    expect_tool: get_weather
-    expect_args: {city: Paris}
-    kind: hard
-  - id: say-hello
-    prompt: "Hi there!"
-    expect_tool: null
-  - id: customer-then-ticket
-    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
-    expect_sequence: [get_customer, create_support_ticket]
-    expect_args: {customer_id: CUST-1001}
-"""
+from tests.test_behaviour import GOLDEN
 
 # steady: weather-paris 4/5 (attempt 3 asks for Lyon), say-hello 5/5, customer-then-ticket 4/5 (attempt 5 stops early)
 STEADY = """\

@@ -19,21 +19,7 @@ from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.telemetry import setup
 from evalcore.telemetry.setup import otlp_endpoint, otlp_exporter, run_tracer, tracing
 from tests.otlp_collector import OtlpCollector
-
-GOLDEN = """\
-cases:
-  - id: weather-paris
-    prompt: "What's the weather in Paris?"
-    expect_tool: get_weather
-    expect_args: {city: Paris}
-  - id: say-hello
-    prompt: "Hi there!"
-    expect_tool: null
-  - id: customer-then-ticket
-    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
-    expect_sequence: [get_customer, create_support_ticket]
-    expect_args: {customer_id: CUST-1001}
-"""
+from tests.test_behaviour import GOLDEN
 
 SCRIPT = """\
 defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: script-v1}
