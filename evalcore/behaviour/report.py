@@ -11,6 +11,7 @@ Two kinds of gate, kept apart on purpose:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from evalcore.golden.model import GoldenSet
@@ -158,27 +159,11 @@ def _metrics_dict(metrics: Any) -> dict[str, Any]:
 
 
 def _model_calls_dict(stats: ModelCallStats) -> dict[str, Any]:
-    return {
-        "calls": stats.calls,
-        "latency_p50_ms": stats.latency_p50_ms,
-        "latency_p95_ms": stats.latency_p95_ms,
-        "mean_input_tokens": stats.mean_input_tokens,
-        "mean_output_tokens": stats.mean_output_tokens,
-        "cost_per_call_usd": stats.cost_per_call_usd,
-        "retries": stats.retries,
-    }
+    return {name: value for name, value in asdict(stats).items() if name != "model"}
 
 
 def _tool_calls_dict(stats: ToolCallStats) -> dict[str, Any]:
-    return {
-        "tool": stats.tool,
-        "calls": stats.calls,
-        "error_rate": stats.error_rate,
-        "latency_p50_ms": stats.latency_p50_ms,
-        "latency_p95_ms": stats.latency_p95_ms,
-        "retries": stats.retries,
-        "faults": [{"fault": fault, "calls": count} for fault, count in stats.faults],
-    }
+    return {**asdict(stats), "faults": [{"fault": fault, "calls": count} for fault, count in stats.faults]}
 
 
 def render_summary(report: Mapping[str, Any]) -> str:
