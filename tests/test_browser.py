@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-DEMO_MODELS = ("drifting", "steady", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses")
+DEMO_MODELS = ("drifting", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses", "steady")  # columns sort by label
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
 
 

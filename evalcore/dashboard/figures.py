@@ -54,7 +54,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         return figure
     simulated = df.groupby("model")["simulated"].any()
     labels = model_labels({str(model): bool(flag) for model, flag in simulated.items()})
-    models = sorted(labels)
+    models = sorted(labels, key=lambda model: labels[model])  # columns in the order a reader sees their names
     cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     frame = df.assign(model_label=df["model"].map(labels))
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
