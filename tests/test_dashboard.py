@@ -203,6 +203,10 @@ def test_run_and_model_filters_narrow_the_matrix(store, monkeypatch):
     assert set(app.dataframe[0].value["model"]) == {store.wrong}
     app.sidebar.multiselect(key="filter_kinds").set_value(["hard"]).run(timeout=60)
     assert app.selectbox(key="drill_case").options == ["weather-paris"]
+    server = app.sidebar.selectbox(key="filter_server")
+    assert server.options[0] == widgets.ALL and server.options[1].startswith("evalcore")
+    server.set_value(server.options[1]).run(timeout=60)
+    assert not app.exception and set(app.dataframe[0].value["model"]) == {store.wrong}
 
 
 def test_clicked_cell_reads_the_model_and_case_from_a_selection_event():

@@ -114,6 +114,9 @@ def test_matrix_filters(store):
     assert queries.matrix(store.db, AttemptFilters(date_from=date(2027, 1, 1))).empty
     assert queries.matrix(store.db, AttemptFilters(golden_path="elsewhere.yaml")).empty
     assert len(queries.matrix(store.db, AttemptFilters(golden_path=str(store.golden)))) == 6
+    (server,) = queries.filter_options(store.db)["servers"]  # the name the reference server gives in server/discover
+    assert server.startswith("evalcore") and len(queries.matrix(store.db, AttemptFilters(server=server))) == 6
+    assert queries.matrix(store.db, AttemptFilters(server="another server")).empty
 
 
 def test_latest_run_ids_pick_each_models_newest_run_by_date(store):

@@ -69,6 +69,7 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
     sidebar.header("Filters")
     golden_choices = [ALL, *options.get("golden_paths", [])]
     golden = sidebar.selectbox("Golden set", golden_choices, key="filter_golden")
+    server = sidebar.selectbox("Server", [ALL, *options.get("servers", [])], key="filter_server")
     models = sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
     kinds = sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
     date_from: date | None = None
@@ -96,6 +97,7 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
         date_from=date_from,
         date_to=date_to,
         golden_path=None if golden == ALL else str(golden),
+        server=None if server == ALL else str(server),
     )
 
 

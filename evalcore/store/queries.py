@@ -47,6 +47,7 @@ class AttemptFilters:
     date_from: date | None = None
     date_to: date | None = None
     golden_path: str | None = None
+    server: str | None = None  # the server's name from server/discover, or its target when it gave none
 
     def parameters(self) -> list[Any]:
         """The values for `_SCOPED`'s placeholders, in order."""
@@ -63,6 +64,8 @@ class AttemptFilters:
             self.date_to,
             self.golden_path,
             self.golden_path,
+            self.server,
+            self.server,
         ]
 
 
@@ -77,6 +80,7 @@ scoped AS (
       AND (?::DATE IS NULL OR r.run_date >= ?::DATE)
       AND (?::DATE IS NULL OR r.run_date <= ?::DATE)
       AND (?::VARCHAR IS NULL OR r.golden_path = ?::VARCHAR)
+      AND (?::VARCHAR IS NULL OR coalesce(r.server_name, r.server_target) = ?::VARCHAR)
 )"""
 
 # Each model's newest run within the scope, by run date then start time (the chosen run when run_id is set).
@@ -130,17 +134,16 @@ def runs(path: Path) -> pd.DataFrame:
 
 
 def filter_options(path: Path) -> dict[str, list[Any]]:
-    """The values the sidebar offers: golden sets, models, case kinds, run dates (min, max) and run ids (newest first)."""
-    options: dict[str, list[Any]] = {"golden_paths": [], "models": [], "kinds": [], "dates": [], "run_ids": []}
-    frame = _frame(
-        path,
-        "SELECT DISTINCT a.model, a.case_kind, r.golden_path, r.run_date FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id",
-        [],
-        ("model", "case_kind", "golden_path", "run_date"),
-    )
+    """The values the sidebar offers: golden sets, servers, models, case kinds, run dates (min, max) and run ids (newest first)."""
+    options: dict[str, list[Any]] = {"golden_paths": [], "servers": [], "models": [], "kinds": [], "dates": [], "run_ids": []}
+    sql = """
+        SELECT DISTINCT a.model, a.case_kind, r.golden_path, coalesce(r.server_name, r.server_target) AS server, r.run_date
+        FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id"""
+    frame = _frame(path, sql, [], ("model", "case_kind", "golden_path", "server", "run_date"))
     if frame.empty:
         return options
     options["golden_paths"] = sorted(frame["golden_path"].unique())
+    options["servers"] = sorted(frame["server"].unique())
     options["models"] = sorted(frame["model"].unique())
     options["kinds"] = sorted(frame["case_kind"].unique())
     options["dates"] = [pd.Timestamp(frame["run_date"].min()).date(), pd.Timestamp(frame["run_date"].max()).date()]
