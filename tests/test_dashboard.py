@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from evalcore.behaviour.types import AttemptRecord, AttemptScore
@@ -341,3 +342,17 @@ def test_a_deep_link_to_a_run_that_just_finished_is_honoured_despite_the_cache(t
     app = _app(HOME, db, monkeypatch, run="run-2")
     assert app.sidebar.selectbox(key="filter_run").value == "run-2"
     assert app.query_params["run"] == "run-2"
+
+
+def test_the_matrix_says_when_a_run_it_shows_is_still_running(tmp_path, monkeypatch):
+    import duckdb
+
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, True]})
+    app = _app(HOME, db, monkeypatch)
+    assert not any("still running" in e.value for e in app.info)
+    with duckdb.connect(str(db)) as connection:  # as a run in progress leaves it: attempts stored, not finished
+        connection.execute("UPDATE behaviour_runs SET status = 'running' WHERE run_id = 'run-1'")
+    st.cache_data.clear()  # what the page's 10 s cache does by itself
+    app = _app(HOME, db, monkeypatch)
+    assert any("Run run-1 is still running" in e.value for e in app.info)

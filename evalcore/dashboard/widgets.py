@@ -53,7 +53,10 @@ def demo_progress(db: Path) -> bool:
             st.cache_data.clear()
             st.rerun(scope="app")
         done, total = int(status["done"] or 0), int(status["total"] or 1)
-        st.progress(min(1.0, done / total), text=f"Building the simulated demo history: {done}/{total} nightly runs stored (pages fill in as they land)")
+        st.progress(
+            min(1.0, done / total),
+            text=f"Building the simulated demo history: {done}/{total} runs stored (nightly runs, then the Layer 2 sets; pages fill in as they land)",
+        )
 
     follow()
     return True
