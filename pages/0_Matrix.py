@@ -41,9 +41,12 @@ else:
             f"Layer 0 (conformance) of this server: {'CONFORMANT' if bool(row['passed']) else 'NOT conformant'} "
             f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, run {row['run_id']})"
         )
-    unfinished = data.runs(db).query("status == 'running'")["run_id"]
-    for run_id in sorted(set(cells["run_id"]) & set(unfinished)):
-        st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
+    statuses = data.runs(db).set_index("run_id")["status"]
+    for run_id in sorted(set(cells["run_id"])):
+        if statuses.get(run_id) == "running":
+            st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
+        elif statuses.get(run_id) == "crashed":
+            st.warning(f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
     if bool(cells["simulated"].any()):
         st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 

@@ -344,7 +344,7 @@ def test_a_deep_link_to_a_run_that_just_finished_is_honoured_despite_the_cache(t
     assert app.query_params["run"] == "run-2"
 
 
-def test_the_matrix_says_when_a_run_it_shows_is_still_running(tmp_path, monkeypatch):
+def test_the_matrix_says_when_a_run_it_shows_is_still_running_or_crashed(tmp_path, monkeypatch):
     import duckdb
 
     db = tmp_path / "evals.duckdb"
@@ -356,3 +356,9 @@ def test_the_matrix_says_when_a_run_it_shows_is_still_running(tmp_path, monkeypa
     st.cache_data.clear()  # what the page's 10 s cache does by itself
     app = _app(HOME, db, monkeypatch)
     assert any("Run run-1 is still running" in e.value for e in app.info)
+    with duckdb.connect(str(db)) as connection:  # its process is gone: a crash, not a run in progress
+        connection.execute("UPDATE behaviour_runs SET pid = 999999999 WHERE run_id = 'run-1'")
+    st.cache_data.clear()
+    app = _app(HOME, db, monkeypatch)
+    assert not any("still running" in e.value for e in app.info)
+    assert any("Run run-1 crashed" in e.value and "--resume run-1" in e.value for e in app.warning)

@@ -23,7 +23,7 @@ import math
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ import pandas as pd
 
 from evalcore.errors import StoreError
 from evalcore.scoring.stats import pass_hat_k
+from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 
 RECENCY_HALF_LIFE_DAYS = 7.0
@@ -124,13 +125,20 @@ def latest_run_ids(path: Path, filters: AttemptFilters | None = None) -> pd.Data
 
 
 def runs(path: Path) -> pd.DataFrame:
-    """Every behaviour run, newest first, with its attempt count."""
+    """Every behaviour run, newest first, with its attempt count; `status` says `crashed` for a run whose process is gone."""
     sql = """
         SELECT r.run_id, r.run_date, r.started_at, r.status, r.golden_path, r.server_target, r.server_name, r.server_fingerprint,
-               r.models_json, r.runs, r.passed, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts
+               r.models_json, r.runs, r.passed, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts,
+               r.heartbeat_at, r.pid
         FROM behaviour_runs r ORDER BY r.started_at DESC"""
     columns = ("run_id", "run_date", "started_at", "status", "golden_path", "server_target", "server_name", "server_fingerprint", "models_json", "runs")
-    return _frame(path, sql, [], (*columns, "passed", "attempts"))
+    frame = _frame(path, sql, [], (*columns, "passed", "attempts", "heartbeat_at", "pid"))
+    # "running" in the table is only a claim: a run whose process died is shown as crashed.
+    frame["status"] = [
+        effective_status({"status": status, "heartbeat_at": _python_datetime(heartbeat), "pid": None if pd.isna(pid) else int(pid)})
+        for status, heartbeat, pid in zip(frame["status"], frame["heartbeat_at"], frame["pid"], strict=True)
+    ]
+    return frame.drop(columns=["heartbeat_at", "pid"])
 
 
 def filter_options(path: Path) -> dict[str, list[Any]]:
@@ -577,6 +585,10 @@ def _frame(path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[st
         except duckdb.Error as exc:
             raise StoreError(f"cannot read the results store {path}: {exc}") from exc
     return frame
+
+
+def _python_datetime(value: Any) -> datetime | None:
+    return None if value is None or pd.isna(value) else pd.Timestamp(value).to_pydatetime()
 
 
 def _has_tables(path: Path) -> bool:
