@@ -73,9 +73,7 @@ def tool_execution_attributes(execution: ToolExecution) -> Attributes:
         attributes["jsonrpc.request.id"] = str(execution.request_ids[-1])
     if execution.error_type is not None:
         attributes["error.type"] = execution.error_type
-    if execution.fault is not None:
-        attributes["evalcore.fault"] = execution.fault
-    return attributes
+    return attributes  # the injected fault is known only from the proxy's log afterwards: it goes on the attempt span
 
 
 @contextlib.contextmanager
