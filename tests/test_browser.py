@@ -156,6 +156,8 @@ def test_the_drift_page_shows_the_flagged_regressions(dashboard, page):
     page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4
+    pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
+    assert pages == ["app", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
 
 
 def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(dashboard, page):

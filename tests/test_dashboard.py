@@ -21,8 +21,7 @@ from tests.test_queries import Store, build_store
 from tests.test_store import _report
 
 ROOT = Path(__file__).resolve().parents[1]
-HOME = str(ROOT / "pages" / "0_Matrix.py")
-ENTRY = str(ROOT / "app.py")
+HOME = str(ROOT / "app.py")
 LATENCY = str(ROOT / "pages" / "1_Latency_and_cost.py")
 DRIFT = str(ROOT / "pages" / "2_Drift.py")
 FLAKY = str(ROOT / "pages" / "3_Flaky_cases.py")
@@ -301,14 +300,6 @@ def test_matrix_heatmap_figure_without_layer0_and_when_empty():
     assert not figures.matrix_heatmap(frame.iloc[0:0]).data
     unchecked = figures.matrix_heatmap(frame, pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
     assert list(unchecked.layout.xaxis.categoryarray)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]
-
-
-def test_the_entry_point_opens_the_matrix_and_lists_every_page(store, monkeypatch):
-    app = _app(ENTRY, store.db, monkeypatch)
-    assert app.title[0].value == "Model × case matrix"
-    pages = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
-    entry = (ROOT / "app.py").read_text()
-    assert all(f"pages/{name}" in entry for name in pages)  # a new page file must be listed, or it is unreachable
 
 
 def test_model_labels_shorten_script_paths_only_while_unique():

@@ -102,7 +102,7 @@ def _stop(job: jobs.Job) -> None:
 def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_path, monkeypatch):
     db = tmp_path / "evals.duckdb"
     monkeypatch.setenv("EVALCORE_DB", str(db))
-    app = AppTest.from_file(str(ROOT / "pages" / "0_Matrix.py")).run(timeout=30)
+    app = AppTest.from_file(str(ROOT / "app.py")).run(timeout=30)
     app.button(key="launch_demo").click().run(timeout=30)
     assert not app.exception
     (job,) = jobs.list_jobs(db)
@@ -112,7 +112,7 @@ def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_pa
         with pytest.raises(ConfigError, match="already being built"):
             jobs.launch_demo(db)
         # a reload shows the progress, not a second button
-        again = AppTest.from_file(str(ROOT / "pages" / "0_Matrix.py")).run(timeout=30)
+        again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=30)
         assert not again.button and "runs stored" in again.get("progress")[0].proto.text
     finally:
         _stop(job)
