@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import streamlit as st
 
 from evalcore import jobs
+from evalcore.dashboard import data
 from evalcore.errors import EvalcoreError
 from evalcore.target import CONFIGURED_SERVERS
 
-DB_PATH = Path(os.environ.get("EVALCORE_DB", "data/evals.duckdb"))
+DB_PATH = data.db_path()
 
-st.set_page_config(page_title="Run · evalcore", layout="wide")
+st.set_page_config(page_title="evalcore — run", layout="wide")
 st.title("Run an evaluation")
 st.caption("Starts the same runner as `python -m evalcore run`, in the background: it keeps going if you reload or leave this page.")
 
@@ -45,7 +45,8 @@ def launched_runs() -> None:
             st.text(f"{job.run_id} · {status['status']} · {', '.join(job.models)} · {Path(job.golden).name} · {job.runs} runs per case")
             total = status["total"] or 0
             if total:
-                st.progress(min(1.0, status["done"] / total), text=f"{status['done']}/{total} attempts")
+                unit = "runs of the simulated demo history" if job.kind == "demo" else "attempts"
+                st.progress(min(1.0, status["done"] / total), text=f"{status['done']}/{total} {unit}")
             if status["reason"]:
                 st.text(f"why: {status['reason']}")
             if status["status"] in ("running", "starting") and st.button("Cancel", key=f"cancel-{job.run_id}"):

@@ -114,6 +114,8 @@ def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_pa
         # a reload shows the progress, not a second button
         again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=30)
         assert not again.button and "runs stored" in again.get("progress")[0].proto.text
+        run_page = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)  # the Run page follows it too
+        assert any(job.run_id in t.value and "running" in t.value for t in run_page.text)
     finally:
         _stop(job)
     assert jobs.job_status(job)["status"] == "failed"  # interrupted before its nights were stored
