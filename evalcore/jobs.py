@@ -137,7 +137,7 @@ def list_jobs(db: Path) -> list[Job]:
 def job_status(job: Job) -> dict[str, Any]:
     """running / complete / failed / cancelled / crashed, attempts done of total, and why it failed.
 
-    For a demo job, `done` and `total` count nightly runs instead of attempts.
+    For a demo job, `done` and `total` count its runs (the nights, then the Layer 2 sets) instead of attempts.
     """
     alive = _alive(job.pid)
     db = Path(job.db)

@@ -26,6 +26,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+PASS_COLOUR, FAIL_COLOUR = (0x1A, 0x98, 0x50), (0xD7, 0x30, 0x27)  # the ends of the matrix's pass-rate scale
 DEMO_MODELS = ("drifting", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses", "steady")  # columns sort by label
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
 
@@ -42,6 +43,18 @@ def dashboard(demo_db, tmp_path_factory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("browser")
     db = folder / "evals.duckdb"
     shutil.copyfile(demo_db[0], db)
+    yield from _serve(db, folder)
+
+
+@pytest.fixture
+def empty_dashboard(tmp_path) -> Iterator[tuple[str, Path]]:
+    """The dashboard over a store that does not exist yet."""
+    db = tmp_path / "evals.duckdb"
+    for url in _serve(db, tmp_path):
+        yield url, db
+
+
+def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1"]
@@ -90,7 +103,7 @@ def _matrix(page: Page) -> dict:
     page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
     return page.evaluate(
         """() => { const gd = document.querySelector('.js-plotly-plot');
-        return {traces: gd.data.map(t => t.type), x: gd._fullLayout.xaxis._categories, y: gd._fullLayout.yaxis._categories}; }"""
+        return {traces: gd.data.map(t => t.type), x: gd._fullLayout.xaxis.ticktext, y: gd._fullLayout.yaxis._categories}; }"""
     )
 
 
@@ -98,8 +111,9 @@ def _cell_point(page: Page, column: str, row: str, offset: float = 0.0) -> dict:
     """Page coordinates of a matrix cell's centre, moved `offset` of a cell width to the left (off the cell's text)."""
     return page.evaluate(
         """([column, row, offset]) => { const gd = document.querySelector('.js-plotly-plot'); const L = gd._fullLayout;
-        const box = gd.getBoundingClientRect(); const width = L.xaxis._length / L.xaxis._categories.length;
-        return {x: box.left + L._size.l + L.xaxis.d2p(column) - offset * width, y: box.top + L._size.t + L.yaxis.d2p(row)}; }""",
+        const box = gd.getBoundingClientRect(); const ticks = L.xaxis.ticktext; const width = L.xaxis._length / ticks.length;
+        const x = L.xaxis.d2p(L.xaxis.tickvals[ticks.indexOf(column)]);
+        return {x: box.left + L._size.l + x - offset * width, y: box.top + L._size.t + L.yaxis.d2p(row)}; }""",
         [column, row, offset],
     )
 
@@ -107,7 +121,7 @@ def _cell_point(page: Page, column: str, row: str, offset: float = 0.0) -> dict:
 def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     from PIL import Image
 
-    point = _cell_point(page, column, row, offset=0.35)
+    point = _cell_point(page, column, row, offset=0.35)  # rows near the top: the point must be inside the viewport
     png = page.screenshot(clip={"x": point["x"], "y": point["y"], "width": 1, "height": 1})
     red, green, blue, *_ = Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0))
     return red, green, blue
@@ -121,8 +135,8 @@ def test_the_matrix_heatmap_is_drawn_with_layer0_and_simulated_columns(dashboard
     assert drawn["x"] == ["Layer 0"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]
     assert len(drawn["y"]) == 28 + 8 + 14
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
-    assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == (0xD7, 0x30, 0x27)
-    assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == (0x1A, 0x98, 0x50)
+    assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR
+    assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == PASS_COLOUR
     expect(page.get_by_text("Layer 0 (conformance) of this server: CONFORMANT")).to_be_visible()
 
 
@@ -174,3 +188,23 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     drawn = _matrix(page)
     assert drawn["x"][1:] == ["sim/lexical (simulated)"]
     assert len(drawn["y"]) == 28
+    # a single model's column is painted under its own label (pass or fail colour), not next to it
+    assert _colour_at(page, "sim/lexical (simulated)", "account-manager-initech") in (PASS_COLOUR, FAIL_COLOUR)
+
+
+def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_own(empty_dashboard, page):
+    from evalcore import jobs
+
+    url, db = empty_dashboard
+    page.goto(url)
+    page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
+    try:
+        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/23 runs stored"))).to_be_visible(timeout=30_000)
+        drawn = _matrix(page)  # no click or reload: the page reloads itself once the first night is stored
+        assert drawn["x"][0] == "Layer 0" and drawn["y"]  # the first night's cases, as far as stored
+    finally:
+        for job in jobs.list_jobs(db):
+            jobs.cancel(job)
+            deadline = time.monotonic() + 30
+            while jobs.job_status(job)["status"] == "running" and time.monotonic() < deadline:
+                time.sleep(0.2)

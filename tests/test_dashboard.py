@@ -164,7 +164,7 @@ def test_home_shows_matrix_layer0_verdict_summary_and_simulated_labels(store, mo
     assert any(t.startswith("Layer 0 (conformance) of this server:") and "run " in t for t in _texts(app))
     assert "(simulated)" in app.warning[0].value
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
-    x_axis = chart["layout"]["xaxis"]["categoryarray"]
+    x_axis = chart["layout"]["xaxis"]["ticktext"]
     assert x_axis[0] == figures.LAYER0_COLUMN and all(label.endswith(" (simulated)") for label in x_axis[1:])
     summary = app.dataframe[0].value
     assert set(summary["model"]) == {store.steady, store.wrong}
@@ -295,11 +295,17 @@ def test_matrix_heatmap_figure_without_layer0_and_when_empty():
         }
     )
     figure = figures.matrix_heatmap(frame)
-    assert list(figure.layout.xaxis.categoryarray) == ["a (simulated)", "b"]
+    assert list(figure.layout.xaxis.ticktext) == ["a (simulated)", "b"]
     assert figure.data[-1].customdata[0][4] == "&lt;b&gt;x&lt;/b&gt;"
     assert not figures.matrix_heatmap(frame.iloc[0:0]).data
     unchecked = figures.matrix_heatmap(frame, pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
-    assert list(unchecked.layout.xaxis.categoryarray)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]
+    assert list(unchecked.layout.xaxis.ticktext)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]
+    # one model with the Layer 0 column: each heatmap sits on its own label's tick (a category axis drew it a column off)
+    single = figures.matrix_heatmap(frame.iloc[0:1], pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
+    ticks = dict(zip(single.layout.xaxis.ticktext, single.layout.xaxis.tickvals, strict=True))
+    layer0, rates, cells = single.data
+    assert list(layer0.x) == [ticks[figures.LAYER0_COLUMN]] and list(rates.x) == [ticks["a (simulated)"]] == list(cells.x)
+    assert single.layout.xaxis.range == (-0.5, 1.5)
 
 
 def test_model_labels_shorten_script_paths_only_while_unique():

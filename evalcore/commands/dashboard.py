@@ -2,7 +2,7 @@
 
 With a store that holds no behaviour runs yet (a first `make run`), it first
 starts building the simulated demo history in the background, so the pages
-fill in within seconds and the whole history lands in about two minutes;
+fill in within seconds and the whole history lands in about a minute;
 `--no-demo` skips that. The dashboard process replaces this one (Ctrl-C stops it).
 """
 

@@ -58,7 +58,10 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
     cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     frame = df.assign(model_label=df["model"].map(labels))
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
-    x_labels = [labels[m] for m in models]
+    # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
+    # category axis one column off, which is what a single model (or a chosen run of one model) gives.
+    columns = ([LAYER0_COLUMN] if layer0 is not None else []) + [labels[m] for m in models]
+    position = {label: index for index, label in enumerate(columns)}
 
     if layer0 is not None:
         if layer0.empty:
@@ -71,7 +74,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         figure.add_trace(
             go.Heatmap(
                 z=[[value] for _ in cases],
-                x=[LAYER0_COLUMN],
+                x=[position[LAYER0_COLUMN]],
                 y=cases,
                 text=[[text] for _ in cases],
                 texttemplate="%{text}",
@@ -83,12 +86,11 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
                 name=LAYER0_COLUMN,
             )
         )
-        x_labels = [LAYER0_COLUMN, *x_labels]
 
     figure.add_trace(
         go.Heatmap(
             z=rates.to_numpy(),
-            x=list(rates.columns),
+            x=[position[label] for label in rates.columns],
             y=cases,
             colorscale=PASS_RATE_COLOURS,
             zmin=0,
@@ -100,7 +102,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
     )
     figure.add_trace(
         go.Scatter(
-            x=frame["model_label"],
+            x=frame["model_label"].map(position),
             y=frame["case_id"],
             mode="markers+text",
             text=[f"{int(p)}/{int(n)}" for p, n in zip(frame["passes"], frame["runs"], strict=True)],
@@ -109,14 +111,35 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
             selected={"marker": {"opacity": 1.0}},
             unselected={"marker": {"opacity": 0.0}},
-            customdata=list(zip(frame["model"], frame["case_id"], frame["run_id"], frame["pass_hat_k"], frame["top_failing_reason"].map(_reason), strict=True)),
-            hovertemplate=("case %{y}<br>model %{x}<br>passes %{text}<br>pass^k %{customdata[3]:.2f}<br>top failing reason: %{customdata[4]}<extra></extra>"),
+            customdata=list(
+                zip(
+                    frame["model"],
+                    frame["case_id"],
+                    frame["run_id"],
+                    frame["pass_hat_k"],
+                    frame["top_failing_reason"].map(_reason),
+                    frame["model_label"].map(html.escape),
+                    strict=True,
+                )
+            ),
+            hovertemplate=(
+                "case %{y}<br>model %{customdata[5]}<br>passes %{text}<br>pass^k %{customdata[3]:.2f}<br>top failing reason: %{customdata[4]}<extra></extra>"
+            ),
             showlegend=False,
             name="cells",
         )
     )
     figure.update_layout(
-        xaxis={"type": "category", "categoryorder": "array", "categoryarray": x_labels, "side": "top", "title": None},
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(len(columns))),
+            "ticktext": columns,
+            "range": [-0.5, len(columns) - 0.5],
+            "side": "top",
+            "title": None,
+            "showgrid": False,
+            "zeroline": False,
+        },
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
         height=max(320, 26 * len(cases) + 140),
         margin={"l": 10, "r": 10, "t": 60, "b": 10},

@@ -29,9 +29,9 @@ ALL_RUNS = "(every run in the dates)"
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
     """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
     st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
-    if demo_progress(db):
+    if demo_progress(db, reload_when_data_lands=True):
         return
-    if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights, about two minutes)", key="launch_demo", type="primary"):
+    if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights, about a minute)", key="launch_demo", type="primary"):
         try:
             jobs.launch_demo(db)
         except EvalcoreError as exc:
@@ -40,8 +40,11 @@ def empty_state(db: Path, what: str = "behaviour runs") -> None:
         st.rerun()
 
 
-def demo_progress(db: Path) -> bool:
-    """While the demo history is being built into `db`: a progress bar that refreshes itself; True when one is shown."""
+def demo_progress(db: Path, *, reload_when_data_lands: bool = False) -> bool:
+    """While the demo history is being built into `db`: a progress bar that refreshes itself; True when one is shown.
+
+    The page reloads when the demo ends, and, with `reload_when_data_lands` (an empty page), as soon as its first run is stored.
+    """
     demo = next((job for job in jobs.list_jobs(db) if job.kind == "demo"), None)
     if demo is None or jobs.job_status(demo)["status"] != "running":
         return False
@@ -49,7 +52,7 @@ def demo_progress(db: Path) -> bool:
     @st.fragment(run_every="2s")
     def follow() -> None:
         status = jobs.job_status(demo)
-        if status["status"] != "running":
+        if status["status"] != "running" or (reload_when_data_lands and status["done"]):
             st.cache_data.clear()
             st.rerun(scope="app")
         done, total = int(status["done"] or 0), int(status["total"] or 1)
