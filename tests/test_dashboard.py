@@ -359,3 +359,20 @@ def test_the_matrix_says_when_a_run_it_shows_is_still_running_or_crashed(tmp_pat
     app = _app(HOME, db, monkeypatch)
     assert not any("still running" in e.value for e in app.info)
     assert any("Run run-1 crashed" in e.value and "--resume run-1" in e.value for e in app.warning)
+
+
+def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
+    from evalcore.drift import RunPoint, case_timelines, detect_drift
+
+    day = date(2026, 3, 1)
+    history = enumerate([5, 5, 5, 5, 0])
+    points = [RunPoint("sim/m", "case-a", f"run-{i}-abcde{i}", day, passes, 5, "fp", "h", "v1", "g", simulated=True) for i, passes in history]
+    flags = detect_drift(points)
+    assert len(flags) == 1
+    overview = figures.drift_overview(points, flags)
+    heatmap, markers = overview.data
+    assert list(heatmap.x) == [0, 1, 2, 3, 4] and list(heatmap.z[0]) == [1.0, 1.0, 1.0, 1.0, 0.0]
+    assert list(markers.x) == [4]  # the flag sits on the run that dropped
+    assert len(set(overview.layout.xaxis.ticktext)) == 5 and all(t.startswith("2026-03-01 ·") for t in overview.layout.xaxis.ticktext)
+    timeline = figures.drift_timeline(case_timelines(points, flags)[("sim/m", "case-a")], "sim/m · case-a")
+    assert list(timeline.data[0].x) == [0, 1, 2, 3, 4] and list(timeline.data[1].x) == [4]

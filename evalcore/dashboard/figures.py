@@ -202,8 +202,29 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def run_columns(points: Sequence[RunPoint] | Sequence[TimelinePoint]) -> dict[str, tuple[int, str]]:
+    """run id -> (x position, tick label) in history order; runs sharing a date are told apart by the end of their id."""
+    order = list(dict.fromkeys(p.run_id for p in points))
+    day = {p.run_id: p.run_date.isoformat() for p in points}
+    shared = Counter(day.values())
+    return {run_id: (index, day[run_id] if shared[day[run_id]] == 1 else f"{day[run_id]} ·{run_id[-6:]}") for index, run_id in enumerate(order)}
+
+
+def _run_axis(columns: Mapping[str, tuple[int, str]]) -> dict[str, Any]:
+    # Numeric positions with tick labels, not a category axis: one run per column even when runs share a date.
+    return {
+        "tickmode": "array",
+        "tickvals": [position for position, _ in columns.values()],
+        "ticktext": [label for _, label in columns.values()],
+        "range": [-0.5, len(columns) - 0.5],
+        "title": "run",
+        "showgrid": False,
+        "zeroline": False,
+    }
+
+
 def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go.Figure:
-    """Every (model, case) as a row, every run date as a column, coloured by pass rate; flagged runs carry a marker.
+    """Every (model, case) as a row, every run as a column (in history order), coloured by pass rate; flagged runs carry a marker.
 
     A click on a flagged marker selects it (customdata = model, case_id), like the matrix.
     """
@@ -214,28 +235,29 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
     rows = sorted({(p.model, p.case_id, p.simulated) for p in points}, key=lambda r: (r[0], r[1]), reverse=True)
     names = model_labels({model: simulated for model, _, simulated in rows})
     row_label = {(model, case): f"{names[model]} · {case}" for model, case, _ in rows}
-    dates = sorted({p.run_date.isoformat() for p in points})
-    rate = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): p.passes / p.runs if p.runs else None for p in points}
-    counts = {(row_label[(p.model, p.case_id)], p.run_date.isoformat()): f"{p.passes}/{p.runs}" for p in points}
+    columns = run_columns(points)
+    rate = {(row_label[(p.model, p.case_id)], p.run_id): p.passes / p.runs if p.runs else None for p in points}
+    counts = {(row_label[(p.model, p.case_id)], p.run_id): f"{p.passes}/{p.runs}" for p in points}
     labels = [row_label[(m, c)] for m, c, _ in rows]
     figure.add_trace(
         go.Heatmap(
-            z=[[rate.get((label, day)) for day in dates] for label in labels],
-            x=dates,
+            z=[[rate.get((label, run_id)) for run_id in columns] for label in labels],
+            x=[position for position, _ in columns.values()],
             y=labels,
-            text=[[counts.get((label, day), "") for day in dates] for label in labels],
+            text=[[counts.get((label, run_id), "") for run_id in columns] for label in labels],
+            customdata=[[tick for _, tick in columns.values()] for _ in labels],
             colorscale=PASS_RATE_COLOURS,
             zmin=0,
             zmax=1,
             colorbar={"title": "pass rate"},
-            hovertemplate="%{y}<br>%{x}: %{text} passed<extra></extra>",
+            hovertemplate="%{y}<br>%{customdata}: %{text} passed<extra></extra>",
             name="pass rate",
         )
     )
     if flags:
         figure.add_trace(
             go.Scatter(
-                x=[f.run_date.isoformat() for f in flags],
+                x=[columns[f.run_id][0] for f in flags],
                 y=[row_label[(f.model, f.case_id)] for f in flags],
                 mode="markers",
                 marker={"symbol": "x", "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
@@ -246,7 +268,7 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
             )
         )
     figure.update_layout(
-        xaxis={"type": "category", "title": "run date"},
+        xaxis=_run_axis(columns),
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels, "title": None},
         height=max(320, 22 * len(labels) + 140),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
@@ -257,19 +279,20 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
 
 
 def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
-    """One (model, case): pass rate per run over run dates, flagged runs in red with their attribution on hover."""
+    """One (model, case): pass rate per run in history order, flagged runs in red with their attribution on hover."""
     figure = go.Figure()
     if not timeline:
         figure.update_layout(title="No runs of this case")
         return figure
+    columns = run_columns(timeline)
     figure.add_trace(
         go.Scatter(
-            x=[t.run_date.isoformat() for t in timeline],
+            x=[columns[t.run_id][0] for t in timeline],
             y=[t.pass_rate for t in timeline],
             mode="lines+markers",
             text=[f"{t.passes}/{t.runs}" for t in timeline],
-            customdata=[t.run_id for t in timeline],
-            hovertemplate="%{x}: %{text} passed<br>run %{customdata}<extra></extra>",
+            customdata=[(columns[t.run_id][1], t.run_id) for t in timeline],
+            hovertemplate="%{customdata[0]}: %{text} passed<br>run %{customdata[1]}<extra></extra>",
             name="pass rate",
         )
     )
@@ -277,7 +300,7 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
     if flagged:
         figure.add_trace(
             go.Scatter(
-                x=[t.run_date.isoformat() for t in flagged],
+                x=[columns[t.run_id][0] for t in flagged],
                 y=[t.pass_rate for t in flagged],
                 mode="markers",
                 marker={"size": 16, "color": "#d73027", "symbol": "x"},
@@ -288,7 +311,7 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
         )
     figure.update_layout(
         title=html.escape(title),
-        xaxis={"type": "category", "title": "run date"},
+        xaxis=_run_axis(columns),
         yaxis={"range": [-0.05, 1.05], "title": "pass rate"},
         height=360,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
