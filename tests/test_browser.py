@@ -23,6 +23,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+# The first test here also builds the session's demo store and starts Streamlit and Chromium.
+pytestmark = pytest.mark.timeout(300)
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
