@@ -155,8 +155,7 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No latency data in scope")
         return figure
-    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
-    frame = df.assign(label=df["model"].map(labels))
+    frame = _with_model_labels(df)
     if "run_date" in frame.columns:
         for label, group in frame.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p50_ms"], mode="lines+markers", name=f"{label} p50"))
@@ -188,8 +187,7 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No cost data in scope")
         return figure
-    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
-    frame = df.assign(label=df["model"].map(labels))
+    frame = _with_model_labels(df)
     if "run_date" in frame.columns:
         for label, group in frame.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
@@ -317,6 +315,12 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return figure
+
+
+def _with_model_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` (with model and simulated columns) plus each row's display `label`."""
+    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
+    return df.assign(label=df["model"].map(labels))
 
 
 def _reason(value: Any) -> str:

@@ -412,6 +412,15 @@ ATTEMPT_DETAIL_COLUMNS = (
     "fault_log",
 )
 
+# Drill-down columns read as JSON (or reasons) and shown as text: shown name -> the SELECT's name.
+_DRILL_DOWN_JSON = {
+    "reasons": "reasons_json",
+    "tool_calls": "tool_calls_json",
+    "tool_results": "executions_json",
+    "judge": "judge_json",
+    "fault_log": "fault_log_json",
+}
+
 
 def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
     """Every attempt of one model on one case in one run, for the drill-down, attempt order.
@@ -428,36 +437,12 @@ def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
                a.transcript_json->'$.fault' AS fault_log_json
         FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
         WHERE a.run_id = ? AND a.model = ? AND a.case_id = ? ORDER BY a.attempt"""
-    raw_columns = (
-        "attempt",
-        "passed",
-        "selection_correct",
-        "args_correct",
-        "sequence_correct",
-        "over_call",
-        "task_completed",
-        "reasons_json",
-        "prompt",
-        "tool_calls_json",
-        "executions_json",
-        "final_text",
-        "judge_json",
-        *ATTEMPT_DETAIL_COLUMNS[13:-1],
-        "fault_log_json",
-    )
+    raw_columns = tuple(_DRILL_DOWN_JSON.get(column, column) for column in ATTEMPT_DETAIL_COLUMNS)  # the SELECT's order
     frame = _frame(path, sql, [run_id, model, case_id], raw_columns)
     frame["reasons_json"] = [_reasons_text(value) for value in frame["reasons_json"]]
     for column in ("tool_calls_json", "executions_json", "judge_json", "fault_log_json"):
         frame[column] = [_pretty_json(value) for value in frame[column]]
-    return frame.rename(
-        columns={
-            "reasons_json": "reasons",
-            "tool_calls_json": "tool_calls",
-            "executions_json": "tool_results",
-            "judge_json": "judge",
-            "fault_log_json": "fault_log",
-        }
-    )[list(ATTEMPT_DETAIL_COLUMNS)]
+    return frame.rename(columns={raw: shown for shown, raw in _DRILL_DOWN_JSON.items()})[list(ATTEMPT_DETAIL_COLUMNS)]
 
 
 EXPORT_SQL = (
