@@ -35,7 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ import httpx  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import to_openai_tools  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
+from evalcore.models.workers import ModelWorkerPool, auto_worker_count, model_callers  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
 BUDGET_STEPS_MS = (0.25, 0.5, 1.0, 2.0)
@@ -79,22 +80,39 @@ async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: f
     return latencies
 
 
-async def harness(api_base: str, calls: int, concurrency: int) -> list[float]:
-    from evalcore.models.adapter import complete
+async def harness(api_base: str, calls: int, concurrency: int, workers: int = 0, worker_cpu_s: list[float] | None = None) -> list[float]:
+    """`calls` model calls through `evalcore.models` (litellm), on this loop (`workers` = 0) or through a worker pool.
 
+    With a pool, the CPU seconds its workers used are appended to `worker_cpu_s`.
+    """
     spec = ModelSpec(name="hosted_vllm/sim-lexical", api_base=api_base, timeout_s=30)
     _, name_map = to_openai_tools([])
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
+    async with model_callers(workers) as models:
 
-    async def one() -> None:
-        async with gate:
-            started = time.perf_counter()
-            await complete(spec, PROMPT, [], name_map)
-            latencies.append((time.perf_counter() - started) * 1000)
+        async def one() -> None:
+            async with gate:
+                started = time.perf_counter()
+                await models.complete(spec, PROMPT, [], name_map)
+                latencies.append((time.perf_counter() - started) * 1000)
 
-    await asyncio.gather(*(one() for _ in range(calls)))
+        await asyncio.gather(*(one() for _ in range(calls)))
+        if worker_cpu_s is not None and isinstance(models, ModelWorkerPool):
+            worker_cpu_s.append(sum(process_cpu_s(pid) or 0.0 for pid in models.pids))
     return latencies
+
+
+def pool_start_s(workers: int) -> float:
+    """Seconds to start and stop a pool of `workers` (the first time in a process it also boots the fork server)."""
+
+    async def start_stop() -> None:
+        async with model_callers(workers):
+            pass
+
+    started = time.perf_counter()
+    asyncio.run(start_stop())
+    return time.perf_counter() - started
 
 
 def process_cpu_s(pid: int) -> float | None:
@@ -121,19 +139,20 @@ class Measured:
         )
 
 
-def measure(work: Coroutine[Any, Any, object], calls: int, server_pid: int) -> Measured:
+def measure(work: Coroutine[Any, Any, object], calls: int, server_pid: int, worker_cpu_s: Sequence[float] = ()) -> Measured:
+    """Time `work`; its client CPU is this process's plus what its model workers report in `worker_cpu_s` once it ran."""
     server_before = process_cpu_s(server_pid)
     cpu_before = time.process_time()
     started = time.perf_counter()
     asyncio.run(work)
     wall = time.perf_counter() - started
-    client_ms = (time.process_time() - cpu_before) * 1000 / calls
+    client_ms = (time.process_time() - cpu_before + sum(worker_cpu_s)) * 1000 / calls
     server_after = process_cpu_s(server_pid)
     server_ms = None if server_before is None or server_after is None else (server_after - server_before) * 1000 / calls
     return Measured(wall, client_ms, server_ms)
 
 
-def whole_runner(calls: int, concurrency: int, latency_ms: float) -> Measured:
+def whole_runner(calls: int, concurrency: int, latency_ms: float, workers: int) -> Measured:
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.reference import running_reference_server
     from evalcore.target import Target
@@ -150,6 +169,7 @@ def whole_runner(calls: int, concurrency: int, latency_ms: float) -> Measured:
             db_path=root / "evals.duckdb",
             runs=runs,
             concurrency=concurrency,
+            model_workers=workers,
         )
         cpu_before = time.process_time()
         started = time.perf_counter()
@@ -162,6 +182,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--workers", type=int, default=None, help="model worker processes (default: what `evalcore run` picks for the concurrency)")
     parser.add_argument(
         "--cpu-budget",
         action="store_true",
@@ -169,38 +190,49 @@ def main() -> None:
     )
     args = parser.parse_args()
     ideal = args.calls * args.latency_ms / 1000 / args.concurrency
+    workers = auto_worker_count(args.concurrency) if args.workers is None else args.workers
     load_before = os.getloadavg()[0]
+    first_start = pool_start_s(workers)  # boots the fork server (it imports litellm once); later pools fork from it
+    warm_start = pool_start_s(workers)
     server = SimServerProcess(latency_ms=args.latency_ms)
     try:
         api_base = server.url()
         asyncio.run(harness(api_base, 20, 4))  # warm-up: litellm import, first connections
         asyncio.run(raw_httpx(api_base, 20, 4))
         raw = measure(raw_httpx(api_base, args.calls, args.concurrency), args.calls, server.pid)
-        model_layer = measure(harness(api_base, args.calls, args.concurrency), args.calls, server.pid)
+        one_loop = measure(harness(api_base, args.calls, args.concurrency), args.calls, server.pid)
+        worker_cpu_s: list[float] = []
+        pooled = measure(harness(api_base, args.calls, args.concurrency, workers, worker_cpu_s), args.calls, server.pid, worker_cpu_s)
         raw_serial = asyncio.run(raw_httpx(api_base, 50, 1))
         harness_serial = asyncio.run(harness(api_base, 50, 1))
+        pooled_serial = asyncio.run(harness(api_base, 50, 1, workers=1))
         budget = {
             extra: measure(raw_httpx(api_base, args.calls, args.concurrency, extra), args.calls, server.pid)
             for extra in (BUDGET_STEPS_MS if args.cpu_budget else ())
         }
     finally:
         server.stop()
-    runner = whole_runner(args.calls, args.concurrency, args.latency_ms)
+    runner_one_loop = whole_runner(args.calls, args.concurrency, args.latency_ms, 0)
+    runner = whole_runner(args.calls, args.concurrency, args.latency_ms, workers)
     print(f"workload: {args.calls} calls, concurrency {args.concurrency}, sim latency {args.latency_ms:g} ms; ideal {ideal:.3f} s")
     print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
+    print(f"model worker pool: {workers} workers; start {first_start:.2f} s the first time in a process (fork server imports litellm), then {warm_start:.2f} s")
     print(raw.line("raw httpx", ideal))
-    print(model_layer.line("harness (litellm)", ideal))
-    print(
-        f"whole runner     : {runner.wall_s:.3f} s  ratio {runner.wall_s / ideal:.3f} x ideal; CPU/attempt {runner.client_cpu_ms:.2f} ms "
-        "(agent loop, MCP client, scoring, DuckDB; in-process sim)"
-    )
+    print(one_loop.line("litellm, 1 loop", ideal))
+    print(pooled.line(f"litellm, {workers} workers", ideal))
+    for label, measured in (("whole run, 1 loop", runner_one_loop), (f"whole run, {workers} wkr", runner)):
+        print(
+            f"{label:17s}: {measured.wall_s:.3f} s  ratio {measured.wall_s / ideal:.3f} x ideal; main-process CPU/attempt {measured.client_cpu_ms:.2f} ms "
+            "(agent loop, MCP client, scoring, DuckDB, start to report; sim/script model)"
+        )
     for extra, measured in budget.items():
         print(measured.line(f"raw + {extra:.2f} ms CPU", ideal))
-    overhead = statistics.mean(harness_serial) - statistics.mean(raw_serial)
-    print(
-        f"per-call overhead at concurrency 1: {overhead:.2f} ms "
-        f"(harness mean {statistics.mean(harness_serial):.2f} ms, raw httpx mean {statistics.mean(raw_serial):.2f} ms)"
-    )
+    for label, serial in (("1 loop", harness_serial), ("1 worker", pooled_serial)):
+        overhead = statistics.mean(serial) - statistics.mean(raw_serial)
+        print(
+            f"per-call overhead at concurrency 1, {label}: {overhead:.2f} ms "
+            f"(harness mean {statistics.mean(serial):.2f} ms, raw httpx mean {statistics.mean(raw_serial):.2f} ms)"
+        )
 
 
 if __name__ == "__main__":

@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
     run.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
     run.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
+    run.add_argument(
+        "--model-workers",
+        type=int,
+        metavar="N",
+        help="processes that make the model calls (default: one per 4 attempts in flight, none up to 4; 0 = all in this process)",
+    )
     run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
     run.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")

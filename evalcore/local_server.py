@@ -22,19 +22,23 @@ _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
+def child_environment() -> dict[str, str]:
+    """This process's environment, with PYTHONPATH set so a `python -m evalcore...` child finds evalcore, installed or not."""
+    pythonpath = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": pythonpath}
+
+
 class LocalServerProcess:
     """`python -m module args...`, started at once; its URL read when asked for."""
 
     def __init__(self, module: str, args: Sequence[str], *, label: str, error: type[EvalcoreError]) -> None:
-        # The child finds evalcore wherever the caller runs from, installed or not.
-        pythonpath = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
             [sys.executable, "-m", module, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONPATH": pythonpath},
+            env=child_environment(),
         )
         self._label = label
         self._error = error

@@ -18,6 +18,7 @@ from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.telemetry import spans
 
 SYSTEM_PROMPT = (
@@ -53,9 +54,8 @@ async def run_agent(
     context: Mapping[str, Any],
     max_steps: int = 8,
     refresh_tools: Callable[[], Awaitable[Sequence[Mapping[str, Any]]]] | None = None,
+    models: ModelCaller = IN_PROCESS,
 ) -> Transcript:
-    from evalcore.models.adapter import complete
-
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     turns: list[ModelTurn] = []
     executions: list[ToolExecution] = []
@@ -65,7 +65,7 @@ async def run_agent(
             tools = AgentTools.from_mcp(await refresh_tools())
         try:
             with spans.model_call_span(model) as span:
-                turn = await complete(model, messages, tools.openai_tools, tools.name_map, context=context)
+                turn = await models.complete(model, messages, tools.openai_tools, tools.name_map, context=context)
                 spans.record_model_turn(span, turn)
         except ModelError as exc:
             return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "model_error", str(exc))

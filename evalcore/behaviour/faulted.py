@@ -23,6 +23,7 @@ from evalcore.faults.model import Injection
 from evalcore.faults.proxy import FaultProxy, ProxyEvent
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ModelSpec
+from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.transport.base import Limits
 from evalcore.transport.http import HttpTransport
 
@@ -44,6 +45,7 @@ async def run_faulted_agent(
     context: Mapping[str, Any],
     max_steps: int,
     limits: Limits,
+    models: ModelCaller = IN_PROCESS,
 ) -> tuple[Transcript, tuple[ProxyEvent, ...]]:
     """Run the agent with every MCP request going through the proxy under `injection`; the transcript and the proxy's log."""
     token = uuid.uuid4().hex
@@ -65,7 +67,9 @@ async def run_faulted_agent(
             # The server's failure, not the model's: this attempt records it, the run goes on.
             return Transcript(({"role": "user", "content": prompt},), (), (), None, "server_error", str(exc)), proxy.events(token, forget=True)
         agent_tools = AgentTools.from_mcp(tools)
-        transcript = await run_agent(prompt=prompt, model=model, mcp=client, tools=agent_tools, context=context, max_steps=max_steps, refresh_tools=refresh)
+        transcript = await run_agent(
+            prompt=prompt, model=model, mcp=client, tools=agent_tools, context=context, max_steps=max_steps, refresh_tools=refresh, models=models
+        )
     finally:
         await client.aclose()
     return transcript, proxy.events(token, forget=True)

@@ -33,6 +33,7 @@ from evalcore.fingerprint import canonical_json, server_fingerprint
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
+from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.robustness import score_robustness
 from evalcore.store import behaviour as store
@@ -64,6 +65,12 @@ class BehaviourConfig:
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
+    # Processes that make the model calls (see evalcore.models.workers); None: one per 4 attempts in flight, 0: none.
+    model_workers: int | None = None
+
+    @property
+    def worker_count(self) -> int:
+        return auto_worker_count(self.concurrency) if self.model_workers is None else self.model_workers
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,8 @@ async def _run_behaviour(
             )
         try:
             with _fault_proxy(config, golden, target) as proxy:
-                await _execute(config, run_id, golden, client, tools, fingerprint, progress, proxy)
+                async with model_callers(config.worker_count) as models:
+                    await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
@@ -193,6 +201,7 @@ async def _execute(
     tools: Sequence[Mapping[str, Any]],
     fingerprint: str,
     progress: ProgressCallback | None,
+    models: ModelCaller,
     proxy: FaultProxy | None = None,
 ) -> None:
     done = store.done_attempt_keys(config.db_path, run_id)
@@ -225,7 +234,7 @@ async def _execute(
             record = _record_from_cache(item, hit)
         else:
             async with overall, per_model[item.model.name]:
-                record = await _attempt(config, golden, client, agent_tools, item, run_date, proxy)
+                record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy)
         await queue.put(record)
         finished += 1
         if progress:
@@ -266,10 +275,11 @@ async def _attempt(
     tools: AgentTools,
     item: WorkItem,
     run_date: str,
+    models: ModelCaller,
     proxy: FaultProxy | None = None,
 ) -> AttemptRecord:
     with spans.attempt_span(item.model, item.case.id, item.attempt) as span:
-        record = await _attempt_record(config, golden, client, tools, item, run_date, proxy)
+        record = await _attempt_record(config, golden, client, tools, item, run_date, models, proxy)
         fault = item.case.inject.fault if item.case.inject is not None else None
         span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason, fault=fault))
     return record
@@ -282,6 +292,7 @@ async def _attempt_record(
     tools: AgentTools,
     item: WorkItem,
     run_date: str,
+    models: ModelCaller,
     proxy: FaultProxy | None,
 ) -> AttemptRecord:
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
@@ -289,11 +300,13 @@ async def _attempt_record(
     if injection is not None and proxy is not None:
         limits = fault_limits(config.limits, injection, config.fault_timeout_s)
         transcript, events = await run_faulted_agent(
-            proxy, injection, prompt=item.case.prompt, model=item.model, context=context, max_steps=config.max_steps, limits=limits
+            proxy, injection, prompt=item.case.prompt, model=item.model, context=context, max_steps=config.max_steps, limits=limits, models=models
         )
         transcript = mark_faults(transcript, events)
     else:
-        transcript = await run_agent(prompt=item.case.prompt, model=item.model, mcp=client, tools=tools, context=context, max_steps=config.max_steps)
+        transcript = await run_agent(
+            prompt=item.case.prompt, model=item.model, mcp=client, tools=tools, context=context, max_steps=config.max_steps, models=models
+        )
         events = ()
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
@@ -308,6 +321,7 @@ async def _attempt_record(
                 prompt=item.case.prompt,
                 tool_calls_summary=_calls_summary(transcript.tool_calls),
                 final_text=transcript.final_text,
+                models=models,
             )
         except ModelError:
             judge = None  # a judge outage leaves the attempt unjudged rather than failing it or the run
@@ -403,6 +417,7 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
+        "model_workers": config.worker_count,
         "use_cache": config.use_cache,
         "started": datetime.now(UTC).isoformat(),
     }

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evalcore.errors import ConfigError
 from evalcore.models.types import ModelSpec
+from evalcore.models.workers import MAX_MODEL_WORKERS
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -43,6 +44,8 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
+    if args.model_workers is not None and not 0 <= args.model_workers <= MAX_MODEL_WORKERS:
+        raise ConfigError(f"--model-workers must be between 0 and {MAX_MODEL_WORKERS}, got {args.model_workers}")
     if not 0 < args.fault_timeout <= 120:
         raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
     if not 0 <= args.max_drop <= 1:
@@ -65,6 +68,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
+        model_workers=args.model_workers,
     )
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):

@@ -225,7 +225,8 @@ async def complete(
             with attempt:
                 retries = attempt.retry_state.attempt_number - 1
                 started = time.perf_counter()
-                response = await asyncio.wait_for(litellm.acompletion(**request), timeout=spec.timeout_s + TIMEOUT_GRACE_S)
+                async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):  # unlike wait_for, no extra task per call
+                    response = await litellm.acompletion(**request)
                 latency_ms = (time.perf_counter() - started) * 1000
     except Exception as exc:
         failure = exc

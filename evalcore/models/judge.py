@@ -12,6 +12,7 @@ from evalcore.behaviour.types import JudgeVerdict
 from evalcore.models.judge_prompt import judge_messages, parse_verdict
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec
+from evalcore.models.workers import IN_PROCESS, ModelCaller
 
 
 async def judge_answer(
@@ -22,9 +23,8 @@ async def judge_answer(
     prompt: str,
     tool_calls_summary: str,
     final_text: str | None,
+    models: ModelCaller = IN_PROCESS,
 ) -> JudgeVerdict:
-    from evalcore.models.adapter import complete
-
     messages = judge_messages(rubric=rubric, case_rubric=case_rubric, prompt=prompt, tool_calls_summary=tool_calls_summary, final_text=final_text)
-    turn = await complete(judge, messages, [], ToolNameMap(), context={"purpose": "judge"})
+    turn = await models.complete(judge, messages, [], ToolNameMap(), context={"purpose": "judge"})
     return parse_verdict(turn.text, judge.name)

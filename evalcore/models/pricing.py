@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 from evalcore.errors import ConfigError
 from evalcore.models.types import ModelSpec
@@ -36,6 +37,12 @@ def unit_prices(spec: ModelSpec) -> tuple[float, float] | None:
     if spec.input_cost_per_token is not None and spec.output_cost_per_token is not None:
         return spec.input_cost_per_token, spec.output_cost_per_token
     return registered_price(spec.name)
+
+
+def with_registered_price(spec: ModelSpec) -> ModelSpec:
+    """The spec with its registered price written into its overrides, for a process that does not share this one's table."""
+    prices = None if spec.input_cost_per_token is not None and spec.output_cost_per_token is not None else registered_price(spec.name)
+    return spec if prices is None else replace(spec, input_cost_per_token=prices[0], output_cost_per_token=prices[1])
 
 
 # Model strings litellm's cost map had no price for, with the map's size when that was found out.

@@ -1,0 +1,366 @@
+"""I/O layer: model calls served by worker processes, each with its own event loop and its own litellm.
+
+litellm spends 2-3 ms of CPU per call on the event loop that awaits it
+(request building, response pricing and logging), in a dozen hops through
+that loop. With many calls in flight on one loop every hop waits behind the
+others, so a 50 ms call takes 80 ms at 16 in flight on one loop, and 57 ms
+at 4 (`bench/concurrency.py`). A `ModelWorkerPool` spreads the calls over
+worker processes, a few in flight on each, and over the machine's cores.
+
+Workers are forked from a zygote (`evalcore.models.zygote`) that imported
+litellm once, so starting one costs milliseconds. Each worker takes the
+environment of the process that starts the pool, as it is then (keys
+included; they travel over a local socket pair and are never written
+anywhere). A call is one JSON line each way over the worker's socket. A
+worker that stops with calls in flight fails them with `ModelWorkerError`,
+which stops the run (every acknowledged attempt is already stored;
+`--resume` finishes it).
+
+`InProcessModels` is the same interface without workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from evalcore.errors import ConfigError, EvalcoreError, ModelError
+from evalcore.models.tool_format import ToolNameMap
+from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+
+CALLS_PER_WORKER = 4  # in flight on one worker's loop before the next worker is worth its process
+MAX_MODEL_WORKERS = 32  # each costs ~20 MB of its own memory (the rest is shared with the zygote)
+MAX_LINE_BYTES = 64 * 1024 * 1024
+START_TIMEOUT_S = 120.0  # the zygote imports litellm before its first fork
+FORK_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
+_ERRORS: dict[str, type[EvalcoreError]] = {"ModelError": ModelError, "ConfigError": ConfigError}
+
+
+class ModelWorkerError(EvalcoreError):
+    """A model worker process stopped or answered out of protocol; the calls it held cannot finish."""
+
+
+class ModelCaller(Protocol):
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        name_map: ToolNameMap,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> ModelTurn: ...
+
+
+class InProcessModels:
+    """Model calls on the caller's own event loop."""
+
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        name_map: ToolNameMap,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> ModelTurn:
+        from evalcore.models.adapter import complete
+
+        return await complete(spec, messages, tools, name_map, context=context)
+
+
+IN_PROCESS = InProcessModels()
+
+
+def auto_worker_count(concurrency: int) -> int:
+    """Workers for a run with `concurrency` attempts in flight: none up to CALLS_PER_WORKER, then one per CALLS_PER_WORKER."""
+    return 0 if concurrency <= CALLS_PER_WORKER else min(math.ceil(concurrency / CALLS_PER_WORKER), MAX_MODEL_WORKERS)
+
+
+# --- the wire between pool and worker: one JSON object per line ---
+
+
+def turn_to_wire(turn: ModelTurn) -> dict[str, Any]:
+    return asdict(turn)
+
+
+def turn_from_wire(data: Mapping[str, Any]) -> ModelTurn:
+    calls = tuple(ToolCall(**call) for call in data["tool_calls"])
+    return ModelTurn(**{**data, "tool_calls": calls})
+
+
+def request_to_wire(
+    call_id: int,
+    spec: ModelSpec,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    name_map: ToolNameMap,
+    context: Mapping[str, Any] | None,
+) -> bytes:
+    request = {
+        "id": call_id,
+        "spec": asdict(spec),
+        "messages": list(messages),
+        "tools": list(tools),
+        "names": [dict(name_map.model_by_mcp), dict(name_map.mcp_by_model)],
+        "context": dict(context or {}),
+    }
+    return json.dumps(request, default=str).encode("utf-8") + b"\n"
+
+
+async def _answer(request: Mapping[str, Any]) -> dict[str, Any]:
+    from evalcore.models.adapter import complete
+    from evalcore.models.redaction import redact
+
+    spec = ModelSpec(**request["spec"])
+    model_by_mcp, mcp_by_model = request["names"]
+    try:
+        turn = await complete(spec, request["messages"], request["tools"], ToolNameMap(model_by_mcp, mcp_by_model), context=request["context"])
+    except EvalcoreError as exc:
+        return {"id": request["id"], "error": type(exc).__name__, "message": str(exc)}
+    except Exception as exc:  # a bug, not a model failure: the parent stops the run with this line
+        return {"id": request["id"], "error": "crash", "message": redact(f"{spec.name}: {type(exc).__name__}: {exc}")[:500]}
+    return {"id": request["id"], "turn": turn_to_wire(turn)}
+
+
+async def _serve(sock: socket.socket) -> None:
+    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_LINE_BYTES)
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def handle(line: bytes) -> None:
+        reply = await _answer(json.loads(line))
+        writer.write(json.dumps(reply, default=str).encode("utf-8") + b"\n")
+        await writer.drain()
+
+    while line := await reader.readline():
+        task = asyncio.create_task(handle(line))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
+    for task in in_flight:
+        task.cancel()  # the pool closed its end: nobody is waiting for these answers
+
+
+def worker_main(sock: socket.socket, environ: Mapping[str, str]) -> None:
+    """A worker process: serve calls until the pool closes the socket."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which closes the socket
+    os.environ.clear()
+    os.environ.update(environ)
+    asyncio.run(_serve(sock))
+
+
+# --- the zygote: one per evalcore process, started on first use ---
+
+
+class _Zygote:
+    def __init__(self) -> None:
+        from evalcore.local_server import child_environment
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "evalcore.models.zygote", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=child_environment(),
+            )
+        self._control = ours
+        self._lock = threading.Lock()
+        self._ready = False
+        self.owner = os.getpid()
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self._process.poll() is None
+
+    def fork(self, environ: Mapping[str, str], sock: socket.socket) -> int:
+        """A new worker serving `sock`, with `environ`; its pid. Blocks (the first time until litellm is imported)."""
+        with self._lock:
+            try:
+                if not self._ready:
+                    self._control.settimeout(START_TIMEOUT_S)
+                    if self._control.recv(16) != b"ready":
+                        raise ModelWorkerError(f"the model worker zygote exited while starting (exit code {self._process.poll()})")
+                    self._ready = True
+                self._control.settimeout(FORK_TIMEOUT_S)
+                socket.send_fds(self._control, [json.dumps(dict(environ)).encode("utf-8")], [sock.fileno()])
+                reply = self._control.recv(32)
+            except OSError as exc:  # socket.timeout included
+                self.stop()
+                raise ModelWorkerError(f"the model worker zygote did not answer ({type(exc).__name__}: {exc})") from exc
+        if not reply.isdigit():
+            self.stop()
+            raise ModelWorkerError(f"the model worker zygote stopped (exit code {self._process.poll()})")
+        return int(reply)
+
+    def stop(self) -> None:
+        self._control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(STOP_TIMEOUT_S)
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
+
+_zygote: _Zygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def _the_zygote() -> _Zygote:
+    global _zygote
+    with _zygote_lock:
+        if _zygote is None or not _zygote.alive():
+            _zygote = _Zygote()
+        return _zygote
+
+
+# --- the pool ---
+
+
+@dataclass
+class _Worker:
+    pid: int
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    pending: dict[int, asyncio.Future[ModelTurn]]
+    listener: asyncio.Task[None] | None = None
+    failure: ModelWorkerError | None = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ModelWorkerPool:
+    """`workers` processes serving `complete()`; each call goes to the worker with the fewest calls in flight."""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ConfigError("a model worker pool needs at least one worker")
+        self._size = workers
+        self._workers: list[_Worker] = []
+        self._ids = itertools.count(1)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.pid for w in self._workers]
+
+    async def start(self) -> None:
+        zygote = _the_zygote()
+        environ = dict(os.environ)
+        for _ in range(self._size):
+            ours, theirs = socket.socketpair()
+            with theirs:
+                try:
+                    pid = await asyncio.to_thread(zygote.fork, environ, theirs)  # off the loop: the first fork waits for litellm's import
+                except BaseException:
+                    ours.close()
+                    raise
+            reader, writer = await asyncio.open_unix_connection(sock=ours, limit=MAX_LINE_BYTES)
+            worker = _Worker(pid, reader, writer, {})
+            worker.listener = asyncio.create_task(self._listen(worker))
+            self._workers.append(worker)
+
+    async def _listen(self, worker: _Worker) -> None:
+        try:
+            while line := await worker.reader.readline():
+                reply = json.loads(line)
+                future = worker.pending.pop(reply["id"], None)
+                if future is None or future.done():
+                    continue  # its caller gave up (timeout or cancel)
+                if "turn" in reply:
+                    future.set_result(turn_from_wire(reply["turn"]))
+                else:
+                    future.set_exception(_ERRORS.get(reply["error"], ModelWorkerError)(reply["message"]))
+            reason = "stopped"
+        except (ValueError, KeyError, TypeError) as exc:
+            reason = f"answered out of protocol ({type(exc).__name__}: {exc})"
+        except (ConnectionError, asyncio.LimitOverrunError) as exc:
+            reason = f"broke its connection ({type(exc).__name__})"
+        worker.failure = ModelWorkerError(f"model worker (pid {worker.pid}) {reason} with {len(worker.pending)} call(s) in flight")
+        for future in worker.pending.values():
+            if not future.done():
+                future.set_exception(worker.failure)
+        worker.pending.clear()
+
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        name_map: ToolNameMap,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> ModelTurn:
+        from evalcore.models.pricing import with_registered_price
+
+        if not self._workers:
+            raise ModelWorkerError("the model worker pool is not running")
+        worker = min(self._workers, key=lambda w: len(w.pending))
+        if worker.failure is not None:
+            raise worker.failure
+        call_id = next(self._ids)
+        future: asyncio.Future[ModelTurn] = asyncio.get_running_loop().create_future()
+        worker.pending[call_id] = future
+        try:
+            try:
+                worker.writer.write(request_to_wire(call_id, with_registered_price(spec), messages, tools, name_map, context))
+                await worker.writer.drain()
+            except ConnectionError:
+                pass  # the worker is gone: its listener fails this future with the reason
+            return await future
+        finally:
+            worker.pending.pop(call_id, None)
+
+    async def close(self) -> None:
+        """Close every worker's socket (a worker exits when it sees that), wait for them, kill one that hangs on."""
+        for worker in self._workers:
+            worker.writer.close()
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for worker in self._workers:
+            while _alive(worker.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            if _alive(worker.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(worker.pid, signal.SIGKILL)
+            if worker.listener is not None:
+                worker.listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker.listener
+        self._workers = []
+
+
+@contextlib.asynccontextmanager
+async def model_callers(workers: int) -> AsyncIterator[ModelCaller]:
+    """`workers` > 0: a started pool, closed on exit; 0: in-process calls."""
+    if workers <= 0:
+        yield IN_PROCESS
+        return
+    pool = ModelWorkerPool(workers)
+    try:
+        await pool.start()
+        yield pool
+    finally:
+        await pool.close()
