@@ -136,7 +136,7 @@ async def _run_behaviour(
         try:
             with _fault_proxy(config, golden, target) as proxy:
                 async with model_callers(config.worker_count) as models:
-                    await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy)
+                    await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy, resuming=resume_run_id is not None)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
@@ -203,8 +203,10 @@ async def _execute(
     progress: ProgressCallback | None,
     models: ModelCaller,
     proxy: FaultProxy | None = None,
+    *,
+    resuming: bool = False,
 ) -> None:
-    done = store.done_attempt_keys(config.db_path, run_id)
+    done = store.done_attempt_keys(config.db_path, run_id) if resuming else set()
     items = [
         WorkItem(model, case, attempt)
         for model in config.models

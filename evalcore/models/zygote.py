@@ -3,9 +3,9 @@
     python -m evalcore.models.zygote CONTROL_FD
 
 `ModelWorkerPool` starts one per evalcore process, on first use, and keeps
-it for later pools. It imports litellm (~2 s) and makes one offline
-`sim/lexical` call (which loads the ~60 modules litellm imports on its first
-call), then waits on its control socket (SOCK_SEQPACKET) for requests: each
+it for later pools. It imports litellm (~2 s) and makes two offline
+calls (one `sim/lexical`, one to an OpenAI-compatible port that refuses), which
+load the ~70 modules litellm imports on its first call, then waits on its control socket (SOCK_SEQPACKET) for requests: each
 is the environment for a new worker as JSON, with the worker's end of a
 socket pair attached (SCM_RIGHTS). It forks, answers with the worker's pid,
 and goes back to waiting; it exits when the control socket closes, which
@@ -20,6 +20,7 @@ each worker that script's imports and fails outright for a script without an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -32,11 +33,19 @@ MAX_REQUEST_BYTES = 1024 * 1024
 
 
 def _warm_up() -> None:
+    """One offline call of each kind, so the modules and setup litellm defers to its first call are done once, here."""
+    from evalcore.errors import ModelError
     from evalcore.models.adapter import complete
     from evalcore.models.tool_format import ToolNameMap
     from evalcore.models.types import ModelSpec
 
-    asyncio.run(complete(ModelSpec(name="sim/lexical"), [{"role": "user", "content": "warm up"}], [], ToolNameMap()))
+    messages = [{"role": "user", "content": "warm up"}]
+    # An OpenAI-compatible endpoint on a port nothing listens on: request building and the HTTP client, refused at once.
+    # (litellm keys its cached HTTP clients by event loop, so a worker's loop never picks up this one's.)
+    refused = ModelSpec(name="hosted_vllm/warm-up", api_base="http://127.0.0.1:9/v1", max_retries=0, timeout_s=5)
+    asyncio.run(complete(ModelSpec(name="sim/lexical"), messages, [], ToolNameMap()))
+    with contextlib.suppress(ModelError):
+        asyncio.run(complete(refused, messages, [], ToolNameMap()))
 
 
 def _serve_forks(control: socket.socket) -> None:
