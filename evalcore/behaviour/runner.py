@@ -78,6 +78,7 @@ class WorkItem:
     model: ModelSpec
     case: GoldenCase
     attempt: int
+    case_hash: str  # of `case`, computed once per case and run
 
 
 def case_hash(case: GoldenCase) -> str:
@@ -119,28 +120,31 @@ async def _run_behaviour(
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
         else:
             run_id = new_run_id or store.new_run_id()
-            store.create_run(
-                config.db_path,
-                run_id=run_id,
-                run_date=config.run_date or date.today(),
-                golden_path=str(config.golden_path),
-                golden_hash=golden.content_hash,
-                server_target=str(target),
-                server_name=_server_name(discover),
-                server_fingerprint=fingerprint,
-                server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
-                models=[m.name for m in config.models],
-                runs=config.runs,
-                config=_config_json(config),
-            )
-        try:
-            with _fault_proxy(config, golden, target) as proxy:
-                async with model_callers(config.worker_count) as models:
+        # The model workers start (forks of a warm zygote) while the run record is written.
+        async with model_callers(config.worker_count) as models:
+            if resume_run_id is None:
+                await asyncio.to_thread(
+                    store.create_run,
+                    config.db_path,
+                    run_id=run_id,
+                    run_date=config.run_date or date.today(),
+                    golden_path=str(config.golden_path),
+                    golden_hash=golden.content_hash,
+                    server_target=str(target),
+                    server_name=_server_name(discover),
+                    server_fingerprint=fingerprint,
+                    server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
+                    models=[m.name for m in config.models],
+                    runs=config.runs,
+                    config=_config_json(config),
+                )
+            try:
+                with _fault_proxy(config, golden, target) as proxy:
                     await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy, resuming=resume_run_id is not None)
-        except BaseException as exc:
-            status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
-            raise
+            except BaseException as exc:
+                status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
+                store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+                raise
         run = store.load_run(config.db_path, run_id)
         report = build_report(run, golden, store.load_attempts(config.db_path, run_id), config.models)
         baseline = store.last_green_report(config.db_path, golden_path=str(config.golden_path), exclude_run=run_id)
@@ -207,8 +211,9 @@ async def _execute(
     resuming: bool = False,
 ) -> None:
     done = store.done_attempt_keys(config.db_path, run_id) if resuming else set()
+    hashes = {case.id: case_hash(case) for case in golden.cases}
     items = [
-        WorkItem(model, case, attempt)
+        WorkItem(model, case, attempt, hashes[case.id])
         for model in config.models
         for case in golden.cases
         for attempt in range(1, config.runs + 1)
@@ -231,7 +236,7 @@ async def _execute(
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
-        hit = cached.get((item.model.name, case_hash(item.case), item.attempt))
+        hit = cached.get((item.model.name, item.case_hash, item.attempt))
         if hit is not None:
             record = _record_from_cache(item, hit)
         else:
@@ -348,7 +353,7 @@ async def _attempt_record(
         model=item.model.name,
         case_id=item.case.id,
         attempt=item.attempt,
-        case_hash=case_hash(item.case),
+        case_hash=item.case_hash,
         case_kind=item.case.kind,
         simulated=item.model.simulated,
         model_version=next((t.model_version for t in reversed(turns) if t.model_version), None),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -103,6 +104,12 @@ def turn_from_wire(data: Mapping[str, Any]) -> ModelTurn:
     return ModelTurn(**{**data, "tool_calls": calls})
 
 
+@functools.lru_cache(maxsize=64)
+def _spec_fields(spec: ModelSpec) -> dict[str, Any]:
+    """The spec as JSON fields; a run sends the same few specs with every call."""
+    return asdict(spec)
+
+
 def request_to_wire(
     call_id: int,
     spec: ModelSpec,
@@ -113,7 +120,7 @@ def request_to_wire(
 ) -> bytes:
     request = {
         "id": call_id,
-        "spec": asdict(spec),
+        "spec": _spec_fields(spec),
         "messages": list(messages),
         "tools": list(tools),
         "names": [dict(name_map.model_by_mcp), dict(name_map.mcp_by_model)],
@@ -258,6 +265,7 @@ class ModelWorkerPool:
         self._size = workers
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
+        self._starting: asyncio.Task[None] | None = None
 
     @property
     def size(self) -> int:
@@ -267,7 +275,18 @@ class ModelWorkerPool:
     def pids(self) -> list[int]:
         return [w.pid for w in self._workers]
 
+    def start_soon(self) -> None:
+        """Begin starting the workers (the caller's loop goes on); calls wait for them, and a failed start fails every call."""
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._start_workers())
+
     async def start(self) -> None:
+        """Start the workers and wait until they are up."""
+        self.start_soon()
+        assert self._starting is not None
+        await self._starting
+
+    async def _start_workers(self) -> None:
         zygote = _the_zygote()
         environ = dict(os.environ)
         for _ in range(self._size):
@@ -316,8 +335,9 @@ class ModelWorkerPool:
     ) -> ModelTurn:
         from evalcore.models.pricing import with_registered_price
 
-        if not self._workers:
+        if self._starting is None:
             raise ModelWorkerError("the model worker pool is not running")
+        await self._starting  # at once when the workers are up (a done task does not yield)
         worker = min(self._workers, key=lambda w: len(w.pending))
         if worker.failure is not None:
             raise worker.failure
@@ -336,12 +356,17 @@ class ModelWorkerPool:
 
     async def close(self) -> None:
         """Close every worker's socket (a worker exits when it sees that), wait for them, kill one that hangs on."""
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.gather(*(t for t in [self._starting] if t is not None))  # its failure, if any, was every call's
+        self._starting = None
         for worker in self._workers:
             worker.writer.close()
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for worker in self._workers:
             while _alive(worker.pid) and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.002)
             if _alive(worker.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(worker.pid, signal.SIGKILL)
@@ -354,13 +379,13 @@ class ModelWorkerPool:
 
 @contextlib.asynccontextmanager
 async def model_callers(workers: int) -> AsyncIterator[ModelCaller]:
-    """`workers` > 0: a started pool, closed on exit; 0: in-process calls."""
+    """`workers` > 0: a pool, starting while the caller goes on (its calls wait for it), closed on exit; 0: in-process calls."""
     if workers <= 0:
         yield IN_PROCESS
         return
     pool = ModelWorkerPool(workers)
     try:
-        await pool.start()
+        pool.start_soon()
         yield pool
     finally:
         await pool.close()
