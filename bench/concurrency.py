@@ -174,9 +174,14 @@ def measure(work: Callable[[], Any], calls: int, repeat: int, server_pid: int | 
 
 
 def pool_start_s(workers: int) -> float:
+    """Seconds to start a pool of `workers` and have them all up (and to stop it again)."""
+
     async def start_stop() -> None:
-        async with model_callers(workers):
-            pass
+        pool = ModelWorkerPool(workers)
+        try:
+            await pool.start()
+        finally:
+            await pool.close()
 
     started = time.perf_counter()
     asyncio.run(start_stop())

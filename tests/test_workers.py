@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 
 from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-from evalcore.errors import ConfigError, ModelError
+from evalcore.errors import ConfigError, ModelError, ModelWorkerError
 from evalcore.models import workers
+from evalcore.models import zygote as zygote_module
 from evalcore.models.pricing import register_prices
 from evalcore.models.sim.launcher import running_sim_server
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn
-from evalcore.models.workers import IN_PROCESS, ModelWorkerError, ModelWorkerPool, auto_worker_count
+from evalcore.models.workers import IN_PROCESS, ModelWorkerPool, auto_worker_count
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.target import Target
 
@@ -191,7 +192,7 @@ def test_a_run_whose_worker_dies_stops_with_one_line_and_keeps_what_it_stored(tm
 
 
 def _zygote_children() -> list[int]:
-    zygote = workers._zygote
+    zygote = zygote_module._zygote
     assert zygote is not None
     pid = zygote._process.pid
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()

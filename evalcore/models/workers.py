@@ -30,29 +30,21 @@ import math
 import os
 import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from evalcore.errors import ConfigError, EvalcoreError, ModelError
+from evalcore.errors import ConfigError, EvalcoreError, ModelError, ModelWorkerError
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+from evalcore.models.zygote import the_zygote
 
 CALLS_PER_WORKER = 4  # in flight on one worker's loop before the next worker is worth its process
 MAX_MODEL_WORKERS = 32  # each costs ~20 MB of its own memory (the rest is shared with the zygote)
 MAX_LINE_BYTES = 64 * 1024 * 1024
-START_TIMEOUT_S = 120.0  # the zygote imports litellm before its first fork
-FORK_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 _ERRORS: dict[str, type[EvalcoreError]] = {"ModelError": ModelError, "ConfigError": ConfigError}
-
-
-class ModelWorkerError(EvalcoreError):
-    """A model worker process stopped or answered out of protocol; the calls it held cannot finish."""
 
 
 class ModelCaller(Protocol):
@@ -169,70 +161,6 @@ def worker_main(sock: socket.socket, environ: Mapping[str, str]) -> None:
     asyncio.run(_serve(sock))
 
 
-# --- the zygote: one per evalcore process, started on first use ---
-
-
-class _Zygote:
-    def __init__(self) -> None:
-        from evalcore.local_server import child_environment
-
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with theirs:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "evalcore.models.zygote", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                env=child_environment(),
-            )
-        self._control = ours
-        self._lock = threading.Lock()
-        self._ready = False
-        self.owner = os.getpid()
-
-    def alive(self) -> bool:
-        return self.owner == os.getpid() and self._process.poll() is None
-
-    def fork(self, environ: Mapping[str, str], sock: socket.socket) -> int:
-        """A new worker serving `sock`, with `environ`; its pid. Blocks (the first time until litellm is imported)."""
-        with self._lock:
-            try:
-                if not self._ready:
-                    self._control.settimeout(START_TIMEOUT_S)
-                    if self._control.recv(16) != b"ready":
-                        raise ModelWorkerError(f"the model worker zygote exited while starting (exit code {self._process.poll()})")
-                    self._ready = True
-                self._control.settimeout(FORK_TIMEOUT_S)
-                socket.send_fds(self._control, [json.dumps(dict(environ)).encode("utf-8")], [sock.fileno()])
-                reply = self._control.recv(32)
-            except OSError as exc:  # socket.timeout included
-                self.stop()
-                raise ModelWorkerError(f"the model worker zygote did not answer ({type(exc).__name__}: {exc})") from exc
-        if not reply.isdigit():
-            self.stop()
-            raise ModelWorkerError(f"the model worker zygote stopped (exit code {self._process.poll()})")
-        return int(reply)
-
-    def stop(self) -> None:
-        self._control.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(STOP_TIMEOUT_S)
-        if self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
-
-
-_zygote: _Zygote | None = None
-_zygote_lock = threading.Lock()
-
-
-def _the_zygote() -> _Zygote:
-    global _zygote
-    with _zygote_lock:
-        if _zygote is None or not _zygote.alive():
-            _zygote = _Zygote()
-        return _zygote
-
-
 # --- the pool ---
 
 
@@ -287,7 +215,7 @@ class ModelWorkerPool:
         await self._starting
 
     async def _start_workers(self) -> None:
-        zygote = _the_zygote()
+        zygote = the_zygote()
         environ = dict(os.environ)
         for _ in range(self._size):
             ours, theirs = socket.socketpair()

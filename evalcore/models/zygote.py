@@ -2,14 +2,17 @@
 
     python -m evalcore.models.zygote CONTROL_FD
 
-`ModelWorkerPool` starts one per evalcore process, on first use, and keeps
-it for later pools. It imports litellm (~2 s) and makes two offline
-calls (one `sim/lexical`, one to an OpenAI-compatible port that refuses), which
-load the ~70 modules litellm imports on its first call, then waits on its control socket (SOCK_SEQPACKET) for requests: each
-is the environment for a new worker as JSON, with the worker's end of a
-socket pair attached (SCM_RIGHTS). It forks, answers with the worker's pid,
-and goes back to waiting; it exits when the control socket closes, which
-happens at the latest when the evalcore process that started it ends.
+The parent's side (`Zygote`, `the_zygote()`): a `ModelWorkerPool` asks for
+workers; the first request starts the zygote, which later pools in the same
+process reuse. The zygote's side (`main`): import litellm (~2 s), make two
+offline calls (one `sim/lexical`, one to an OpenAI-compatible port that
+refuses), which load the ~70 modules litellm imports on its first call, and
+freeze the garbage collector's view of it all; then wait on the control
+socket (SOCK_SEQPACKET). Each request is the environment for a new worker as
+JSON, with the worker's end of a socket pair attached (SCM_RIGHTS); the
+zygote forks, answers with the worker's pid and waits again. It exits when
+the control socket closes, at the latest when the evalcore process that
+started it ends.
 
 Why not `multiprocessing`'s fork server: every process it starts first
 re-imports the parent's `__main__` script (spawn semantics), which costs
@@ -26,10 +29,88 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
+import threading
 import traceback
+from collections.abc import Mapping
+
+from evalcore.errors import ModelWorkerError
 
 MAX_REQUEST_BYTES = 1024 * 1024
+START_TIMEOUT_S = 120.0  # the zygote imports litellm before its first fork
+FORK_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
+
+
+# --- the parent's side: one zygote per evalcore process, started on first use ---
+
+
+class Zygote:
+    """The parent's handle on its zygote: start it, ask it for workers."""
+
+    def __init__(self) -> None:
+        from evalcore.local_server import child_environment
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "evalcore.models.zygote", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=child_environment(),
+            )
+        self._control = ours
+        self._lock = threading.Lock()
+        self._ready = False
+        self.owner = os.getpid()
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self._process.poll() is None
+
+    def fork(self, environ: Mapping[str, str], sock: socket.socket) -> int:
+        """A new worker serving `sock`, with `environ`; its pid. Blocks (the first time until litellm is imported)."""
+        with self._lock:
+            try:
+                if not self._ready:
+                    self._control.settimeout(START_TIMEOUT_S)
+                    if self._control.recv(16) != b"ready":
+                        raise ModelWorkerError(f"the model worker zygote exited while starting (exit code {self._process.poll()})")
+                    self._ready = True
+                self._control.settimeout(FORK_TIMEOUT_S)
+                socket.send_fds(self._control, [json.dumps(dict(environ)).encode("utf-8")], [sock.fileno()])
+                reply = self._control.recv(32)
+            except OSError as exc:  # socket.timeout included
+                self.stop()
+                raise ModelWorkerError(f"the model worker zygote did not answer ({type(exc).__name__}: {exc})") from exc
+        if not reply.isdigit():
+            self.stop()
+            raise ModelWorkerError(f"the model worker zygote stopped (exit code {self._process.poll()})")
+        return int(reply)
+
+    def stop(self) -> None:
+        self._control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(STOP_TIMEOUT_S)
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
+
+_zygote: Zygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def the_zygote() -> Zygote:
+    """This process's zygote, started on first use (and again if it died)."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is None or not _zygote.alive():
+            _zygote = Zygote()
+        return _zygote
+
+
+# --- the zygote's side ---
 
 
 def _warm_up() -> None:
