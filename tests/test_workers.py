@@ -15,9 +15,8 @@ import pytest
 
 from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
 from evalcore.errors import ConfigError, ModelError, ModelWorkerError
-from evalcore.models import workers
+from evalcore.models import pricing, workers
 from evalcore.models import zygote as zygote_module
-from evalcore.models.pricing import register_prices
 from evalcore.models.sim.launcher import running_sim_server
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn
@@ -117,8 +116,9 @@ def test_errors_cross_the_pool_with_their_type_and_message(tmp_path: Path) -> No
     assert model_here == model_there and model_here[0] is ModelError and model_here[1].startswith("hosted_vllm/nothing-here: ")
 
 
-def test_registered_prices_reach_the_workers() -> None:
-    register_prices({"hosted_vllm/sim-lexical": (2e-6, 8e-6)})
+def test_registered_prices_reach_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pricing, "_REGISTERED", {})  # this test's price table, gone afterwards
+    pricing.register_prices({"hosted_vllm/sim-lexical": (2e-6, 8e-6)})
     with running_sim_server() as api_base:
         spec = ModelSpec(name="hosted_vllm/sim-lexical", api_base=api_base, timeout_s=10)
         turn = _pool_run(lambda pool: pool.complete(spec, [{"role": "user", "content": "hello"}], [], ToolNameMap()))
