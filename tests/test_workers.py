@@ -6,6 +6,8 @@ import asyncio
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +26,7 @@ from evalcore.models.workers import IN_PROCESS, ModelWorkerPool, auto_worker_cou
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.target import Target
 
+ROOT = Path(__file__).resolve().parents[1]
 CONTEXT = {"case_id": "weather", "attempt": 2, "run_date": "2026-11-01"}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
@@ -198,3 +201,33 @@ def _zygote_children() -> list[int]:
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     assert children, "the run's workers are the zygote's children"
     return [int(child) for child in children]
+
+
+def test_sigterm_stops_a_run_like_ctrl_c_and_leaves_no_process_behind(tmp_path: Path, script_model: ModelSpec) -> None:
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    db = tmp_path / "evals.duckdb"
+    command = [sys.executable, "-m", "evalcore", "run", "--golden", str(tmp_path / "tasks.yaml"), "--models", script_model.name]
+    command += ["--db", str(db), "--runs", "4", "--concurrency", "8", "--model-workers", "2", "--timeout", "60"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (db.exists() and list_runs(db) and list_runs(db)[0]["attempts"] >= 4):
+            time.sleep(0.1)  # the quick attempts are stored; the slow ones wait in the workers
+        descendants = _descendants(process.pid)
+        assert len(descendants) >= 4  # the reference server, the zygote and its two workers
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and stderr.strip().splitlines()[-1] == "interrupted"
+    (run,) = list_runs(db)
+    assert run["effective_status"] == "cancelled" and run["attempts"] == 4
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in descendants) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in descendants if _alive(pid)]
+
+
+def _descendants(pid: int) -> list[int]:
+    children = [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return children + [grandchild for child in children for grandchild in _descendants(child)]
