@@ -65,3 +65,28 @@ def test_a_failed_write_leaves_no_partial_run(tmp_path):
         record_conformance_run(db, duplicate_checks)
     with connect(db, read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM conformance_runs").fetchone() == (1,)
+
+
+def test_a_reader_waits_out_a_writer_in_another_thread_of_the_same_process(tmp_path):
+    import threading
+    import time
+
+    db = tmp_path / "evals.duckdb"
+    with connect(db):
+        pass  # create and migrate
+    writing, released = threading.Event(), threading.Event()
+
+    def write_for_a_while() -> None:
+        with connect(db) as connection:
+            writing.set()
+            time.sleep(0.3)
+            connection.execute("SELECT 1")
+        released.set()
+
+    writer = threading.Thread(target=write_for_a_while)
+    writer.start()
+    writing.wait(10)
+    with connect(db, read_only=True) as reader:  # DuckDB refuses this while the writer is open; connect waits
+        assert released.is_set()
+        assert reader.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
+    writer.join(10)

@@ -133,14 +133,16 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Open, waiting out another process's short-lived connection (DuckDB allows one writer process)."""
+    """Open, waiting out another short-lived connection: another process's (DuckDB allows one writer process), or
+    one of this process's own threads' in the other mode (DuckDB refuses a second configuration of an open file)."""
     deadline = time.monotonic() + LOCK_WAIT_S
     delay = 0.01
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:
+            busy = "lock" in str(exc).lower() or "different configuration" in str(exc).lower()
+            if not busy or time.monotonic() > deadline:
                 raise StoreError(f"cannot open the results store {path}: {exc}") from exc
         except duckdb.Error as exc:
             raise StoreError(f"cannot open the results store {path}: {exc}") from exc
