@@ -6,7 +6,7 @@ endpoint (`python -m evalcore.models.sim.server`, a fixed 50 ms per answer):
 1. raw httpx: N chat-completion POSTs at concurrency C (the floor any client can reach);
 2. the harness's model layer through litellm, all calls on one event loop (`--model-workers 0`);
 3. the same through the model worker pool `evalcore run` uses at that concurrency
-   (`evalcore.models.workers`: C / 4 processes) -- the figure the target is about;
+   (`evalcore.models.workers`: one process per call in flight) -- the figure the target is about;
 4. the same for a model with no known price, where litellm searches its cost map on every call;
 5. the whole runner (agent loop, MCP server, scoring, DuckDB batches, report), N attempts of one
    model call each, on one loop and with the worker pool.
@@ -15,10 +15,12 @@ Each line is the median of `--repeat` runs (with the range) against the
 ideal time N x latency / C, with the CPU time per call of the client (this
 process plus its model workers) and of the sim server, and the load
 average: on a shared machine wall times swing, CPU times much less. Each
-pooled run starts a fresh pool, as `evalcore run` does (the zygote the
-workers fork from is started once per process, before the timings; its
-start is printed). The endpoint model is priced (as `--prices` would price
-it), like any model litellm's cost map knows. Per-call overhead is measured
+pooled run starts a fresh pool, as `evalcore run` does; the model-layer
+lines are timed from when its workers are up, and the pool's start is
+printed on its own (and the zygote's, once per process). The whole-run
+lines time everything from `run_behaviour` to its report. The endpoint
+model is priced (as `--prices` would price it), like any model litellm's
+cost map knows. Per-call overhead is measured
 at concurrency 1 (harness mean minus raw httpx mean, first calls left out).
 `--cpu-budget` adds runs of raw httpx that also hold the event loop for 0.25
 to 2 ms of CPU per call: how much per-call client CPU one loop tolerates.
@@ -35,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,7 @@ import httpx  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import ToolNameMap  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
-from evalcore.models.workers import ModelWorkerPool, auto_worker_count, model_callers  # noqa: E402
+from evalcore.models.workers import IN_PROCESS, ModelCaller, ModelWorkerPool, auto_worker_count  # noqa: E402
 from evalcore.reference import running_reference_server  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
@@ -56,6 +58,15 @@ BUDGET_STEPS_MS = (0.25, 0.5, 1.0, 2.0)
 PRICE = {"input_cost_per_token": 1e-7, "output_cost_per_token": 4e-7}
 TARGET_RATIO = 1.25
 WARM_UP_CALLS = 5
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One timed workload: its wall seconds, its call latencies (ms), and the CPU seconds its model workers used."""
+
+    wall_s: float
+    latencies_ms: list[float] = field(default_factory=list)
+    worker_cpu_s: float = 0.0
 
 
 def busy_cpu(ms: float) -> None:
@@ -74,8 +85,8 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: float = 0.0) -> tuple[list[float], float]:
-    """Latencies of `calls` POSTs; no other process's CPU to add (0.0)."""
+async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: float = 0.0) -> Timed:
+    """`calls` POSTs at `concurrency`."""
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     async with httpx.AsyncClient(timeout=30, trust_env=False, limits=httpx.Limits(max_connections=concurrency * 2)) as client:
@@ -89,18 +100,22 @@ async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: f
                 busy_cpu(extra_cpu_ms / 2)
                 latencies.append((time.perf_counter() - started) * 1000)
 
+        started = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(calls)))
-    return latencies, 0.0
+    return Timed(time.perf_counter() - started, latencies)
 
 
-async def harness(api_base: str, calls: int, concurrency: int, workers: int = 0, priced: bool = True) -> tuple[list[float], float]:
-    """Latencies of `calls` model calls through `evalcore.models` (litellm), on this loop (`workers` = 0) or a fresh worker pool;
-    and the CPU seconds the pool's workers used."""
+async def harness(api_base: str, calls: int, concurrency: int, workers: int = 0, priced: bool = True) -> Timed:
+    """`calls` model calls through `evalcore.models` (litellm), on this loop (`workers` = 0) or through a fresh worker pool,
+    timed from when the pool is up (its start is measured on its own, `pool_start_s`)."""
     spec = ModelSpec(name="hosted_vllm/sim-lexical", api_base=api_base, timeout_s=30, **(PRICE if priced else {}))
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
-    worker_cpu = 0.0
-    async with model_callers(workers) as models:
+    pool = ModelWorkerPool(workers) if workers else None
+    models: ModelCaller = pool or IN_PROCESS
+    try:
+        if pool is not None:
+            await pool.start()
 
         async def one() -> None:
             async with gate:
@@ -108,13 +123,17 @@ async def harness(api_base: str, calls: int, concurrency: int, workers: int = 0,
                 await models.complete(spec, PROMPT, [], ToolNameMap())
                 latencies.append((time.perf_counter() - started) * 1000)
 
+        started = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(calls)))
-        if isinstance(models, ModelWorkerPool):
-            worker_cpu = sum(process_cpu_s(pid) or 0.0 for pid in models.pids)
-    return latencies, worker_cpu
+        wall = time.perf_counter() - started
+        worker_cpu = sum(process_cpu_s(pid) or 0.0 for pid in pool.pids) if pool is not None else 0.0
+    finally:
+        if pool is not None:
+            await pool.close()
+    return Timed(wall, latencies, worker_cpu)
 
 
-def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float, workers: int) -> tuple[list[float], float]:
+def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float, workers: int) -> Timed:
     """`evalcore run` end to end (discovery, run record, attempts, batches, report) over `calls` one-call attempts of a sim/script model."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.target import Target
@@ -132,8 +151,9 @@ def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float, 
             concurrency=concurrency,
             model_workers=workers,
         )
+        started = time.perf_counter()
         asyncio.run(run_behaviour(config, Target(url=mcp_url)))
-    return [], 0.0  # worker CPU is not read here: the pool lives inside the run
+        return Timed(time.perf_counter() - started)  # worker CPU is not read here: the pool lives inside the run
 
 
 @dataclass(frozen=True)
@@ -157,17 +177,16 @@ class Measured:
 
 
 def measure(work: Callable[[], Any], calls: int, repeat: int, server_pid: int | None = None) -> Measured:
-    """Run `work` (a coroutine factory, or a plain function) `repeat` times; it returns (latencies, CPU seconds of its workers)."""
+    """Run `work` (a coroutine factory, or a plain function, returning `Timed`) `repeat` times."""
     walls: list[float] = []
     cpu = 0.0
     server_before = process_cpu_s(server_pid) if server_pid else None
     for _ in range(repeat):
         cpu_before = time.process_time()
-        started = time.perf_counter()
         result = work()
-        _, worker_cpu = asyncio.run(result) if isinstance(result, Coroutine) else result
-        walls.append(time.perf_counter() - started)
-        cpu += time.process_time() - cpu_before + worker_cpu
+        timed: Timed = asyncio.run(result) if isinstance(result, Coroutine) else result
+        walls.append(timed.wall_s)
+        cpu += time.process_time() - cpu_before + timed.worker_cpu_s
     server_after = process_cpu_s(server_pid) if server_pid else None
     server_ms = None if server_before is None or server_after is None else (server_after - server_before) * 1000 / calls / repeat
     return Measured(tuple(walls), cpu * 1000 / calls / repeat, server_ms)
@@ -188,9 +207,8 @@ def pool_start_s(workers: int) -> float:
     return time.perf_counter() - started
 
 
-def serial_mean_ms(work: Coroutine[Any, Any, tuple[list[float], float]]) -> float:
-    latencies, _ = asyncio.run(work)
-    return statistics.mean(latencies[WARM_UP_CALLS:])
+def serial_mean_ms(work: Coroutine[Any, Any, Timed]) -> float:
+    return statistics.mean(asyncio.run(work).latencies_ms[WARM_UP_CALLS:])
 
 
 def main() -> None:

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--model-workers",
         type=int,
         metavar="N",
-        help="processes that make the model calls (default: one per 4 attempts in flight, none up to 4; 0 = all in this process)",
+        help="processes that make the model calls (default: one per attempt in flight when more than 4 are, at most 32; 0 = all in this process)",
     )
     run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")

@@ -116,7 +116,9 @@ def test_errors_cross_the_pool_with_their_type_and_message(tmp_path: Path) -> No
 
     (config_here, config_there, model_here, model_there) = _pool_run(errors)
     assert config_here == config_there and config_here[0] is ConfigError and "missing.yaml" in config_here[1]
-    assert model_here == model_there and model_here[0] is ModelError and model_here[1].startswith("hosted_vllm/nothing-here: ")
+    assert model_here[0] is model_there[0] is ModelError
+    # The same failure in words; the transport's own text differs (litellm's async path uses aiohttp, its sync path httpx).
+    assert model_here[1].split(" - ")[0] == model_there[1].split(" - ")[0] == "hosted_vllm/nothing-here: InternalServerError: Hosted_vllmException"
 
 
 def test_registered_prices_reach_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,7 +172,7 @@ def test_closing_the_pool_stops_every_worker_even_mid_call(script_model: ModelSp
 
 
 def test_worker_count_follows_the_concurrency() -> None:
-    assert [auto_worker_count(c) for c in (1, 4, 5, 8, 16, 1000)] == [0, 0, 2, 2, 4, workers.MAX_MODEL_WORKERS]
+    assert [auto_worker_count(c) for c in (1, 4, 5, 8, 16, 1000)] == [0, 0, 5, 8, 16, workers.MAX_MODEL_WORKERS]
 
 
 def test_a_run_whose_worker_dies_stops_with_one_line_and_keeps_what_it_stored(tmp_path: Path, script_model: ModelSpec, reference_url: str) -> None:

@@ -65,7 +65,7 @@ class BehaviourConfig:
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
-    # Processes that make the model calls (see evalcore.models.workers); None: one per 4 attempts in flight, 0: none.
+    # Processes that make the model calls (see evalcore.models.workers); None: one per attempt in flight above 4, 0: none.
     model_workers: int | None = None
 
     @property

@@ -25,16 +25,19 @@ latency and the number of retries.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import json
 import re
+import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
 from evalcore.models.pricing import turn_cost, unit_prices
@@ -193,6 +196,26 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
     )
 
 
+def _prepare(spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], context: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Check the model string, register the sim provider for `sim/` models, and build the request."""
+    check_model_string(spec)
+    if spec.simulated:
+        from evalcore.models.sim.provider import register_sim_price, register_sim_provider
+
+        register_sim_provider()
+        register_sim_price(spec.name)
+    return build_request(spec, messages, tools, context)
+
+
+def _retry_policy(spec: ModelSpec, backoff: Backoff) -> dict[str, Any]:
+    return {
+        "stop": stop_after_attempt(max(spec.max_retries, 0) + 1),
+        "wait": wait_exponential_jitter(multiplier=backoff.initial_s, max=backoff.max_s, exp_base=2, jitter=backoff.initial_s / 4),
+        "retry": retry_if_exception(is_retryable),
+        "reraise": True,
+    }
+
+
 async def complete(
     spec: ModelSpec,
     messages: Sequence[Mapping[str, Any]],
@@ -206,24 +229,12 @@ async def complete(
 
     `latency_ms` is the successful attempt's own time; time lost to retries shows in `retries`.
     """
-    check_model_string(spec)
     from evalcore.models.litellm_loader import litellm
 
-    if spec.simulated:
-        from evalcore.models.sim.provider import register_sim_price, register_sim_provider
-
-        register_sim_provider()
-        register_sim_price(spec.name)
-    request = build_request(spec, messages, tools, context)
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(max(spec.max_retries, 0) + 1),
-        wait=wait_exponential_jitter(multiplier=backoff.initial_s, max=backoff.max_s, exp_base=2, jitter=backoff.initial_s / 4),
-        retry=retry_if_exception(is_retryable),
-        reraise=True,
-    )
+    request = _prepare(spec, messages, tools, context)
     retries = 0
     try:
-        async for attempt in retrying:
+        async for attempt in AsyncRetrying(**_retry_policy(spec, backoff)):
             with attempt:
                 retries = attempt.retry_state.attempt_number - 1
                 started = time.perf_counter()
@@ -234,6 +245,58 @@ async def complete(
         failure = exc
     else:
         return parse_response(response, spec, name_map, latency_ms=latency_ms, retries=retries)
+    _raise_model_error(spec, failure, retries)
+
+
+def complete_blocking(
+    spec: ModelSpec,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    name_map: ToolNameMap,
+    *,
+    context: Mapping[str, Any] | None = None,
+    backoff: Backoff = DEFAULT_BACKOFF,
+) -> ModelTurn:
+    """`complete()` for a thread with no event loop (a model worker): litellm's synchronous path, the same retries and errors.
+
+    The hard ceiling per attempt is a SIGALRM timer, so this runs on a process's main thread only.
+    """
+    from evalcore.models.litellm_loader import litellm
+
+    request = _prepare(spec, messages, tools, context)
+    retries = 0
+    try:
+        for attempt in Retrying(**_retry_policy(spec, backoff)):
+            with attempt:
+                retries = attempt.retry_state.attempt_number - 1
+                started = time.perf_counter()
+                with _alarm_after(spec.timeout_s + TIMEOUT_GRACE_S):
+                    response = litellm.completion(**request)
+                latency_ms = (time.perf_counter() - started) * 1000
+    except Exception as exc:
+        failure = exc
+    else:
+        return parse_response(response, spec, name_map, latency_ms=latency_ms, retries=retries)
+    _raise_model_error(spec, failure, retries)
+
+
+@contextlib.contextmanager
+def _alarm_after(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError in this (main) thread if the block runs longer than `seconds`."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"no answer within {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _raise_model_error(spec: ModelSpec, failure: BaseException, retries: int) -> NoReturn:
     error, quotes_secret = model_error(spec, failure, retries)
     if quotes_secret:
         raise error  # raised outside the except block, so neither __cause__ nor __context__ carries the secret

@@ -1,11 +1,12 @@
-"""I/O layer: model calls served by worker processes, each with its own event loop and its own litellm.
+"""I/O layer: model calls served by worker processes, one call at a time each, through litellm's synchronous path.
 
-litellm spends 2-3 ms of CPU per call on the event loop that awaits it
-(request building, response pricing and logging), in a dozen hops through
-that loop. With many calls in flight on one loop every hop waits behind the
-others, so a 50 ms call takes 80 ms at 16 in flight on one loop, and 57 ms
-at 4 (`bench/concurrency.py`). A `ModelWorkerPool` spreads the calls over
-worker processes, a few in flight on each, and over the machine's cores.
+litellm spends 2.6-3 ms of CPU per call on the event loop that awaits it
+(request building in an executor thread, response pricing and logging), in
+a dozen hops through that loop. With many calls in flight on one loop every
+hop waits behind the others', so a 50 ms call takes 80 ms at 16 in flight
+(`bench/concurrency.py`). A `ModelWorkerPool` gives each call in flight a
+process of its own that makes the call with `litellm.completion` (2.6 ms of
+CPU, no event loop, no hand-offs), spread over the machine's cores.
 
 Workers are forked from a zygote (`evalcore.models.zygote`) that imported
 litellm once, so starting one costs milliseconds. Each worker takes the
@@ -26,7 +27,6 @@ import contextlib
 import functools
 import itertools
 import json
-import math
 import os
 import signal
 import socket
@@ -40,8 +40,8 @@ from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.models.zygote import the_zygote
 
-CALLS_PER_WORKER = 4  # in flight on one worker's loop before the next worker is worth its process
-MAX_MODEL_WORKERS = 32  # each costs ~20 MB of its own memory (the rest is shared with the zygote)
+IN_PROCESS_UP_TO = 4  # calls in flight that the caller's own loop serves well (at 4: 57 ms for a 50 ms call)
+MAX_MODEL_WORKERS = 32  # each costs ~20 MB of its own memory (the rest is shared with the zygote); beyond, calls queue
 MAX_LINE_BYTES = 64 * 1024 * 1024
 STOP_TIMEOUT_S = 5.0
 _ERRORS: dict[str, type[EvalcoreError]] = {"ModelError": ModelError, "ConfigError": ConfigError}
@@ -80,8 +80,8 @@ IN_PROCESS = InProcessModels()
 
 
 def auto_worker_count(concurrency: int) -> int:
-    """Workers for a run with `concurrency` attempts in flight: none up to CALLS_PER_WORKER, then one per CALLS_PER_WORKER."""
-    return 0 if concurrency <= CALLS_PER_WORKER else min(math.ceil(concurrency / CALLS_PER_WORKER), MAX_MODEL_WORKERS)
+    """Workers for a run with `concurrency` attempts in flight: none up to IN_PROCESS_UP_TO, then one per attempt in flight."""
+    return 0 if concurrency <= IN_PROCESS_UP_TO else min(concurrency, MAX_MODEL_WORKERS)
 
 
 # --- the wire between pool and worker: one JSON object per line ---
@@ -121,14 +121,15 @@ def request_to_wire(
     return json.dumps(request, default=str).encode("utf-8") + b"\n"
 
 
-async def _answer(request: Mapping[str, Any]) -> dict[str, Any]:
-    from evalcore.models.adapter import complete
+def _answer(request: Mapping[str, Any]) -> dict[str, Any]:
+    from evalcore.models.adapter import complete_blocking
     from evalcore.models.redaction import redact
 
     spec = ModelSpec(**request["spec"])
     model_by_mcp, mcp_by_model = request["names"]
+    name_map = ToolNameMap(model_by_mcp, mcp_by_model)
     try:
-        turn = await complete(spec, request["messages"], request["tools"], ToolNameMap(model_by_mcp, mcp_by_model), context=request["context"])
+        turn = complete_blocking(spec, request["messages"], request["tools"], name_map, context=request["context"])
     except EvalcoreError as exc:
         return {"id": request["id"], "error": type(exc).__name__, "message": str(exc)}
     except Exception as exc:  # a bug, not a model failure: the parent stops the run with this line
@@ -136,29 +137,15 @@ async def _answer(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": request["id"], "turn": turn_to_wire(turn)}
 
 
-async def _serve(sock: socket.socket) -> None:
-    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_LINE_BYTES)
-    in_flight: set[asyncio.Task[None]] = set()
-
-    async def handle(line: bytes) -> None:
-        reply = await _answer(json.loads(line))
-        writer.write(json.dumps(reply, default=str).encode("utf-8") + b"\n")
-        await writer.drain()
-
-    while line := await reader.readline():
-        task = asyncio.create_task(handle(line))
-        in_flight.add(task)
-        task.add_done_callback(in_flight.discard)
-    for task in in_flight:
-        task.cancel()  # the pool closed its end: nobody is waiting for these answers
-
-
 def worker_main(sock: socket.socket, environ: Mapping[str, str]) -> None:
-    """A worker process: serve calls until the pool closes the socket."""
+    """A worker process: answer calls one at a time, until the pool closes the socket."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which closes the socket
     os.environ.clear()
     os.environ.update(environ)
-    asyncio.run(_serve(sock))
+    with sock, sock.makefile("rb") as requests, sock.makefile("wb") as replies:
+        for line in requests:
+            replies.write(json.dumps(_answer(json.loads(line)), default=str).encode("utf-8") + b"\n")
+            replies.flush()
 
 
 # --- the pool ---
@@ -216,15 +203,18 @@ class ModelWorkerPool:
 
     async def _start_workers(self) -> None:
         zygote = the_zygote()
-        environ = dict(os.environ)
-        for _ in range(self._size):
-            ours, theirs = socket.socketpair()
-            with theirs:
-                try:
-                    pid = await asyncio.to_thread(zygote.fork, environ, theirs)  # off the loop: the first fork waits for litellm's import
-                except BaseException:
-                    ours.close()
-                    raise
+        pairs = [socket.socketpair() for _ in range(self._size)]
+        try:
+            # Off the loop: the first request waits for the zygote's litellm import.
+            pids = await asyncio.to_thread(zygote.fork, dict(os.environ), [theirs for _, theirs in pairs])
+        except BaseException:
+            for ours, _ in pairs:
+                ours.close()
+            raise
+        finally:
+            for _, theirs in pairs:
+                theirs.close()
+        for pid, (ours, _) in zip(pids, pairs, strict=True):
             reader, writer = await asyncio.open_unix_connection(sock=ours, limit=MAX_LINE_BYTES)
             worker = _Worker(pid, reader, writer, {})
             worker.listener = asyncio.create_task(self._listen(worker))
@@ -242,10 +232,10 @@ class ModelWorkerPool:
                 else:
                     future.set_exception(_ERRORS.get(reply["error"], ModelWorkerError)(reply["message"]))
             reason = "stopped"
-        except (ValueError, KeyError, TypeError) as exc:
+        except ConnectionError:  # a reset instead of an end of file: it died with requests it had not read yet
+            reason = "stopped"
+        except (ValueError, KeyError, TypeError) as exc:  # readline's ValueError: a reply over MAX_LINE_BYTES
             reason = f"answered out of protocol ({type(exc).__name__}: {exc})"
-        except (ConnectionError, asyncio.LimitOverrunError) as exc:
-            reason = f"broke its connection ({type(exc).__name__})"
         worker.failure = ModelWorkerError(f"model worker (pid {worker.pid}) {reason} with {len(worker.pending)} call(s) in flight")
         for future in worker.pending.values():
             if not future.done():
@@ -283,26 +273,35 @@ class ModelWorkerPool:
             worker.pending.pop(call_id, None)
 
     async def close(self) -> None:
-        """Close every worker's socket (a worker exits when it sees that), wait for them, kill one that hangs on."""
+        """Stop every worker and wait until it is gone: an idle one exits when its socket closes; one still in a call
+        (nobody waits for that answer any more) is killed, as is one that does not exit within STOP_TIMEOUT_S."""
         if self._starting is not None and not self._starting.done():
             self._starting.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.gather(*(t for t in [self._starting] if t is not None))  # its failure, if any, was every call's
         self._starting = None
         for worker in self._workers:
+            if worker.pending:
+                _kill(worker.pid)
             worker.writer.close()
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for worker in self._workers:
             while _alive(worker.pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
             if _alive(worker.pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(worker.pid, signal.SIGKILL)
+                _kill(worker.pid)
+                while _alive(worker.pid) and time.monotonic() < deadline + STOP_TIMEOUT_S:
+                    await asyncio.sleep(0.002)
             if worker.listener is not None:
                 worker.listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await worker.listener
         self._workers = []
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 @contextlib.asynccontextmanager

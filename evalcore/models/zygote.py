@@ -22,7 +22,6 @@ each worker that script's imports and fails outright for a script without an
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import json
@@ -33,11 +32,13 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import NoReturn
 
 from evalcore.errors import ModelWorkerError
 
 MAX_REQUEST_BYTES = 1024 * 1024
+MAX_WORKERS_PER_REQUEST = 64  # under the kernel's 253 descriptors per message
 START_TIMEOUT_S = 120.0  # the zygote imports litellm before its first fork
 FORK_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -68,8 +69,8 @@ class Zygote:
     def alive(self) -> bool:
         return self.owner == os.getpid() and self._process.poll() is None
 
-    def fork(self, environ: Mapping[str, str], sock: socket.socket) -> int:
-        """A new worker serving `sock`, with `environ`; its pid. Blocks (the first time until litellm is imported)."""
+    def fork(self, environ: Mapping[str, str], socks: Sequence[socket.socket]) -> list[int]:
+        """New workers, one serving each of `socks`, with `environ`; their pids. Blocks (the first time until litellm is imported)."""
         with self._lock:
             try:
                 if not self._ready:
@@ -78,15 +79,16 @@ class Zygote:
                         raise ModelWorkerError(f"the model worker zygote exited while starting (exit code {self._process.poll()})")
                     self._ready = True
                 self._control.settimeout(FORK_TIMEOUT_S)
-                socket.send_fds(self._control, [json.dumps(dict(environ)).encode("utf-8")], [sock.fileno()])
-                reply = self._control.recv(32)
+                socket.send_fds(self._control, [json.dumps(dict(environ)).encode("utf-8")], [sock.fileno() for sock in socks])
+                reply = self._control.recv(16 * len(socks))
             except OSError as exc:  # socket.timeout included
                 self.stop()
                 raise ModelWorkerError(f"the model worker zygote did not answer ({type(exc).__name__}: {exc})") from exc
-        if not reply.isdigit():
+        pids = reply.split(b",")
+        if len(pids) != len(socks) or not all(pid.isdigit() for pid in pids):
             self.stop()
             raise ModelWorkerError(f"the model worker zygote stopped (exit code {self._process.poll()})")
-        return int(reply)
+        return [int(pid) for pid in pids]
 
     def stop(self) -> None:
         self._control.close()
@@ -116,43 +118,54 @@ def the_zygote() -> Zygote:
 def _warm_up() -> None:
     """One offline call of each kind, so the modules and setup litellm defers to its first call are done once, here."""
     from evalcore.errors import ModelError
-    from evalcore.models.adapter import complete
+    from evalcore.models.adapter import complete_blocking
     from evalcore.models.tool_format import ToolNameMap
     from evalcore.models.types import ModelSpec
 
     messages = [{"role": "user", "content": "warm up"}]
     # An OpenAI-compatible endpoint on a port nothing listens on: request building and the HTTP client, refused at once.
-    # (litellm keys its cached HTTP clients by event loop, so a worker's loop never picks up this one's.)
     refused = ModelSpec(name="hosted_vllm/warm-up", api_base="http://127.0.0.1:9/v1", max_retries=0, timeout_s=5)
-    asyncio.run(complete(ModelSpec(name="sim/lexical"), messages, [], ToolNameMap()))
+    complete_blocking(ModelSpec(name="sim/lexical"), messages, [], ToolNameMap())
     with contextlib.suppress(ModelError):
-        asyncio.run(complete(refused, messages, [], ToolNameMap()))
+        complete_blocking(refused, messages, [], ToolNameMap())
+    # litellm keeps the HTTP client it built (TLS context and all, ~20 ms of CPU) for later calls: every worker gets a
+    # copy. It holds no open connection (the only one was refused), so no socket is shared across the fork.
 
 
 def _serve_forks(control: socket.socket) -> None:
     from evalcore.models.workers import worker_main
 
     while True:
-        message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST_BYTES, 1)
+        message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST_BYTES, MAX_WORKERS_PER_REQUEST)
         if not message:
             return
         environ = json.loads(message)
-        pid = os.fork()
-        if pid == 0:
-            control.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            gc.enable()
-            code = 0
-            try:
-                worker_main(socket.socket(fileno=fds[0]), environ)
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
+        pids = []
+        for fd in fds:
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                for other in fds:
+                    if other != fd:
+                        os.close(other)  # a sibling's socket kept open here would hide that sibling's exit from the pool
+                _run_worker(worker_main, fd, environ)
+            pids.append(pid)
         for fd in fds:
             os.close(fd)
-        control.send(str(pid).encode())
+        control.send(",".join(map(str, pids)).encode())
+
+
+def _run_worker(worker_main: Callable[[socket.socket, Mapping[str, str]], None], fd: int, environ: Mapping[str, str]) -> NoReturn:
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    gc.enable()
+    code = 0
+    try:
+        worker_main(socket.socket(fileno=fd), environ)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        os._exit(code)
 
 
 def main(argv: list[str]) -> int:
