@@ -175,8 +175,8 @@ class ModelWorkerPool:
     """`workers` processes serving `complete()`; each call goes to the worker with the fewest calls in flight."""
 
     def __init__(self, workers: int) -> None:
-        if workers < 1:
-            raise ConfigError("a model worker pool needs at least one worker")
+        if not 1 <= workers <= MAX_MODEL_WORKERS:
+            raise ConfigError(f"a model worker pool takes 1 to {MAX_MODEL_WORKERS} workers, not {workers}")
         self._size = workers
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)

@@ -76,6 +76,7 @@ class Zygote:
                 if not self._ready:
                     self._control.settimeout(START_TIMEOUT_S)
                     if self._control.recv(16) != b"ready":
+                        self.stop()
                         raise ModelWorkerError(f"the model worker zygote exited while starting (exit code {self._process.poll()})")
                     self._ready = True
                 self._control.settimeout(FORK_TIMEOUT_S)
