@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import ConfigError
+from evalcore.processes import process_exists
 from evalcore.store.behaviour import load_run, new_run_id
 from evalcore.target import CONFIGURED_SERVERS
 
@@ -199,13 +200,7 @@ def _alive(pid: int) -> bool:
             return False
     except ChildProcessError:
         pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return process_exists(pid)
 
 
 def _last_line(log: Path) -> str | None:

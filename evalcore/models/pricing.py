@@ -41,7 +41,7 @@ def unit_prices(spec: ModelSpec) -> tuple[float, float] | None:
 
 def with_registered_price(spec: ModelSpec) -> ModelSpec:
     """The spec with its registered price written into its overrides, for a process that does not share this one's table."""
-    prices = None if spec.input_cost_per_token is not None and spec.output_cost_per_token is not None else registered_price(spec.name)
+    prices = unit_prices(spec)
     return spec if prices is None else replace(spec, input_cost_per_token=prices[0], output_cost_per_token=prices[1])
 
 

@@ -39,6 +39,7 @@ from evalcore.errors import ConfigError, EvalcoreError, ModelError, ModelWorkerE
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.models.zygote import the_zygote
+from evalcore.processes import process_exists
 
 IN_PROCESS_UP_TO = 4  # calls in flight that the caller's own loop serves well (at 4: 57 ms for a 50 ms call)
 MAX_MODEL_WORKERS = 32  # each costs ~20 MB of its own memory (the rest is shared with the zygote); beyond, calls queue
@@ -161,16 +162,6 @@ class _Worker:
     failure: ModelWorkerError | None = None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class ModelWorkerPool:
     """`workers` processes serving `complete()`; each call goes to the worker with the fewest calls in flight."""
 
@@ -181,10 +172,6 @@ class ModelWorkerPool:
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._starting: asyncio.Task[None] | None = None
-
-    @property
-    def size(self) -> int:
-        return self._size
 
     @property
     def pids(self) -> list[int]:
@@ -286,11 +273,11 @@ class ModelWorkerPool:
             worker.writer.close()
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for worker in self._workers:
-            while _alive(worker.pid) and time.monotonic() < deadline:
+            while process_exists(worker.pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
-            if _alive(worker.pid):
+            if process_exists(worker.pid):
                 _kill(worker.pid)
-                while _alive(worker.pid) and time.monotonic() < deadline + STOP_TIMEOUT_S:
+                while process_exists(worker.pid) and time.monotonic() < deadline + STOP_TIMEOUT_S:
                     await asyncio.sleep(0.002)
             if worker.listener is not None:
                 worker.listener.cancel()

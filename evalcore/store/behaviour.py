@@ -24,6 +24,7 @@ import duckdb
 from evalcore import __version__
 from evalcore.behaviour.types import AttemptRecord, AttemptScore, RobustnessScore
 from evalcore.errors import StoreError
+from evalcore.processes import process_exists
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
@@ -274,12 +275,4 @@ def _execute(path: Path, sql: str, parameters: list[Any]) -> None:
 
 
 def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or process_exists(pid)
