@@ -11,9 +11,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from evalcore.behaviour.types import AttemptRecord, AttemptScore
 from evalcore.dashboard import figures, widgets
 from evalcore.models.types import ToolCall
+from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store.behaviour import create_run, finish_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
 from evalcore.store.history import run_points
@@ -58,7 +58,9 @@ def write_synthetic_run(db: Path, run_id: str, run_date: date, outcomes: dict[st
                     case_kind="soft",
                     simulated=True,
                     model_version="fake-1",
-                    score=AttemptScore(True, passed, None, None, None, passed, () if passed else (f"reason {HOSTILE}",)),
+                    score=AttemptScore(
+                        (Score("selection", 1.0, True), Score("arguments", float(passed), True)), passed, () if passed else (f"reason {HOSTILE}",)
+                    ),
                     tool_calls=(ToolCall("c1", "lookup", {"q": HOSTILE}),),
                     final_text=final_text,
                     stop_reason="final",

@@ -122,7 +122,7 @@ def test_drift_command_on_an_empty_store(tmp_path, capsys):
 
 def _store_history(db, passes_per_run: list[int], *, last_status: str = "complete") -> None:
     """A store with one model x case per run, written through the store's own functions."""
-    from evalcore.behaviour.types import AttemptRecord, AttemptScore
+    from evalcore.records import AttemptRecord, AttemptScore, Score
     from evalcore.store import behaviour as store
 
     for index, passes in enumerate(passes_per_run):
@@ -150,7 +150,7 @@ def _store_history(db, passes_per_run: list[int], *, last_status: str = "complet
                 case_kind="hard",
                 simulated=True,
                 model_version="v2" if index == len(passes_per_run) - 1 and attempt > 1 else "v1",
-                score=AttemptScore(True, True, None, None, None, attempt <= passes),
+                score=AttemptScore((Score("selection", 1.0, True), Score("arguments", 1.0, True)), attempt <= passes),
                 tool_calls=(),
                 final_text=None,
                 stop_reason="final",

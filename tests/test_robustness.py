@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.behaviour.types import JudgeVerdict, ToolExecution
 from evalcore.cli import main
 from evalcore.demo_server.app import TOOL_NAMES
 from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, AttackRule, Injection
 from evalcore.golden.loader import GoldenSetProblems, load_golden_set
 from evalcore.models.types import ToolCall
+from evalcore.records import JudgeVerdict, ToolExecution
 from evalcore.scoring.robustness import attack_attempted, classify_outcome, score_robustness
 from evalcore.store import queries
 from evalcore.store.behaviour import load_attempts

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.behaviour.types import AttemptScore, JudgeVerdict
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
+from evalcore.records import JudgeVerdict
 from evalcore.scoring.aggregate import ScoredAttempt, case_summaries, model_metrics, percentile
 from evalcore.scoring.argmatch import MISSING, SEMANTIC_THRESHOLD, match_argument, normalise_text, text_similarity
-from evalcore.scoring.attempt import collapse_repeats, score_attempt
+from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.scorers.sequence import collapse_repeats
 from evalcore.scoring.stats import gate_passed, pass_at_k, pass_hat_k, pass_rate, required_passes, wilson_interval
 
 
@@ -170,7 +171,8 @@ def test_unknown_mode_is_a_caller_bug() -> None:
 
 def test_right_tool_right_args_passes() -> None:
     score = score_attempt(WEATHER, [call("get_weather", city="Paris")])
-    assert score == AttemptScore(True, True, None, None, None, True, ())
+    assert (score.selection_correct, score.args_correct, score.sequence_correct, score.over_call, score.task_completed) == (True, True, None, None, None)
+    assert score.passed and score.reasons == ()
 
 
 def test_right_tool_wrong_exact_id_fails_arguments_only() -> None:
@@ -246,7 +248,9 @@ def test_any_call_on_a_negative_case_is_an_over_call() -> None:
 
 
 def test_quiet_negative_case_passes() -> None:
-    assert score_attempt(CHITCHAT, []) == AttemptScore(True, None, None, False, None, True, ())
+    score = score_attempt(CHITCHAT, [])
+    assert (score.selection_correct, score.args_correct, score.sequence_correct, score.over_call, score.task_completed) == (True, None, None, False, None)
+    assert score.passed and score.reasons == ()
 
 
 def test_sequence_in_order_passes() -> None:

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.behaviour.types import ToolExecution, Transcript
 from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.models.workers import IN_PROCESS, ModelCaller
+from evalcore.records import ToolExecution, Transcript
 from evalcore.telemetry import spans
 
 SYSTEM_PROMPT = (
@@ -113,43 +113,3 @@ def tool_result_text(execution: ToolExecution) -> str:
         text = json.dumps(execution.result["structuredContent"])
     text = text[:MAX_TOOL_RESULT_CHARS]
     return f"Error: {text}" if execution.is_error else text
-
-
-def transcript_json(transcript: Transcript) -> str:
-    """The whole attempt for storage and the drill-down: messages, per-turn telemetry, tool executions."""
-    return json.dumps(
-        {
-            "messages": list(transcript.messages),
-            "turns": [
-                {
-                    "latency_ms": round(t.latency_ms, 3),
-                    "input_tokens": t.input_tokens,
-                    "output_tokens": t.output_tokens,
-                    "cost_usd": t.cost_usd,
-                    "model_version": t.model_version,
-                    "retries": t.retries,
-                    "finish_reason": t.finish_reason,
-                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in t.tool_calls],
-                }
-                for t in transcript.turns
-            ],
-            "executions": [
-                {
-                    "tool": e.call.name,
-                    "arguments": dict(e.call.arguments),
-                    "result": e.result,
-                    "error": e.error,
-                    "is_error": e.is_error,
-                    "latency_ms": round(e.latency_ms, 3),
-                    "request_ids": list(e.request_ids),
-                    "error_type": e.error_type,
-                    "fault": e.fault,
-                }
-                for e in transcript.executions
-            ],
-            "final_text": transcript.final_text,
-            "stop_reason": transcript.stop_reason,
-            "error": transcript.error,
-        },
-        default=str,
-    )

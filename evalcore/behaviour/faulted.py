@@ -16,7 +16,6 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from evalcore.behaviour.agent import AgentTools, run_agent
-from evalcore.behaviour.types import Transcript
 from evalcore.client import McpClient
 from evalcore.errors import TargetError
 from evalcore.faults.model import Injection
@@ -24,6 +23,7 @@ from evalcore.faults.proxy import FaultProxy, ProxyEvent
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ModelSpec
 from evalcore.models.workers import IN_PROCESS, ModelCaller
+from evalcore.records import Transcript
 from evalcore.transport.base import Limits
 from evalcore.transport.http import HttpTransport
 

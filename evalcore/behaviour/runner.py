@@ -22,10 +22,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcore.behaviour.agent import AgentTools, run_agent, transcript_json
+from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
-from evalcore.behaviour.types import AttemptRecord, AttemptScore, JudgeVerdict, RobustnessScore
 from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
@@ -34,8 +33,9 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
+from evalcore.records import AttemptRecord, JudgeVerdict
 from evalcore.scoring.attempt import score_attempt
-from evalcore.scoring.robustness import score_robustness
+from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
 from evalcore.store.behaviour import robustness_from_row, score_from_row
 from evalcore.target import Target
@@ -332,21 +332,19 @@ async def _attempt_record(
             )
         except ModelError:
             judge = None  # a judge outage leaves the attempt unjudged rather than failing it or the run
-    score = score_attempt(item.case, transcript.tool_calls, judge)
-    if transcript.stop_reason == "model_error":
-        score = AttemptScore(False, None, None, None, None, False, (f"model error: {transcript.error}",))
-    robustness: RobustnessScore | None = None
-    stored_transcript = transcript_json(transcript)
+    fired = faults_fired(injection, events) if injection is not None else 0
+    score = score_attempt(
+        item.case,
+        transcript.tool_calls,
+        judge,
+        executions=transcript.executions,
+        final_text=transcript.final_text,
+        faults_fired=fired,
+        model_error=transcript.error if transcript.stop_reason == "model_error" else None,
+    )
+    robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
+    stored_transcript = transcript.to_json()
     if injection is not None:
-        robustness = score_robustness(
-            injection,
-            item.case.attack,
-            executions=transcript.executions,
-            final_text=transcript.final_text,
-            faults_fired=faults_fired(injection, events),
-            judge=judge,
-        )
-        score = replace(score, passed=score.passed and robustness.passed, reasons=score.reasons + robustness.reasons)
         stored_transcript = with_fault_log(stored_transcript, injection, events)
     turns = transcript.turns
     return AttemptRecord(

@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
-from evalcore.behaviour.types import JudgeVerdict
 from evalcore.models.redaction import redact
+from evalcore.records import JudgeVerdict
 
 JUDGE_SYSTEM_PROMPT = (
     "You grade an AI assistant's work on one task against a published rubric. "

@@ -1,10 +1,12 @@
-"""Pure data: what the harness asks of a model and what one model turn returns."""
+"""Pure data: what the harness asks of a model (a model turn's records live in `evalcore.records`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+
+from evalcore.records import ModelTurn, ToolCall
+
+__all__ = ["ModelSpec", "ModelTurn", "ToolCall"]
 
 
 @dataclass(frozen=True)
@@ -24,30 +26,3 @@ class ModelSpec:
     @property
     def simulated(self) -> bool:
         return self.name.startswith("sim/")
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call as the model made it, with the MCP tool name mapped back."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any]
-    raw_arguments: str = ""  # the JSON text the model produced (kept when it does not parse)
-    arguments_valid_json: bool = True
-
-
-@dataclass(frozen=True)
-class ModelTurn:
-    """One model response: text and/or tool calls, with telemetry."""
-
-    text: str | None
-    tool_calls: tuple[ToolCall, ...]
-    latency_ms: float
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None  # None when the price is unknown, never a guess
-    model_version: str | None = None  # what the provider reported (response.model / system fingerprint)
-    retries: int = 0
-    finish_reason: str | None = None
-    raw_message: Mapping[str, Any] = field(default_factory=dict)  # the assistant message to append to the conversation

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from evalcore.behaviour.types import AttemptScore
 from evalcore.golden.model import CaseKind, GoldenCase
+from evalcore.records import AttemptScore
 from evalcore.scoring.stats import gate_passed, pass_at_k, pass_hat_k, pass_rate, wilson_interval
 
 T = TypeVar("T")

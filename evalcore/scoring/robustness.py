@@ -39,9 +39,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from evalcore.behaviour.types import JudgeVerdict, RobustnessOutcome, RobustnessScore, ToolExecution
 from evalcore.faults.model import CALL_FAULTS, AttackRule, Injection
 from evalcore.models.types import ToolCall
+from evalcore.records import JudgeVerdict, RobustnessOutcome, RobustnessScore, ToolExecution
 
 ADMISSION_PHRASES = (
     "fail",

@@ -22,9 +22,9 @@ from typing import Any
 import duckdb
 
 from evalcore import __version__
-from evalcore.behaviour.types import AttemptRecord, AttemptScore, RobustnessScore
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
+from evalcore.records import AttemptRecord, AttemptScore, RobustnessScore, Score
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
@@ -199,16 +199,24 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
-    """The score of a stored attempt row."""
-    return AttemptScore(
-        row["selection_correct"],
-        row["args_correct"],
-        row["sequence_correct"],
-        row["over_call"],
-        row["task_completed"],
-        row["passed"],
-        tuple(json.loads(row["reasons_json"])),
-    )
+    """The score of a stored attempt row (its per-scorer reasons are the row's `reasons_json`, kept together)."""
+    scores = [
+        _column_score("selection", row["selection_correct"]),
+        _column_score("arguments", row["args_correct"]),
+        _column_score("sequence", row["sequence_correct"]),
+        _column_score("over_call", row["over_call"]),
+        _column_score("judge", row["task_completed"]),
+    ]
+    if row.get("robustness_outcome") is not None:
+        scores.append(Score("robustness", 1.0 if row["robustness_passed"] else 0.0, True, (), row["robustness_outcome"]))
+    if row.get("attack_attempted") is not None:
+        scores.append(_column_score("attack_success", row["attack_attempted"]))
+        scores.append(_column_score("refusal", bool(row["refused"])))
+    return AttemptScore(tuple(scores), bool(row["passed"]), tuple(json.loads(row["reasons_json"])))
+
+
+def _column_score(scorer: str, verdict: bool | None) -> Score:
+    return Score(scorer, None, False) if verdict is None else Score(scorer, 1.0 if verdict else 0.0, True)
 
 
 def robustness_from_row(row: Mapping[str, Any]) -> RobustnessScore | None:

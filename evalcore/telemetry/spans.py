@@ -23,8 +23,8 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from evalcore.behaviour.types import ToolExecution
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+from evalcore.records import ToolExecution
 from evalcore.telemetry.setup import run_tracer
 
 Attributes = dict[str, Any]

@@ -1,0 +1,11 @@
+"""Pure logic: the registered attempt scorers, one module each (see `evalcore.scoring.registry`).
+
+Registration order is the import order below, and scorers run in it: a scorer
+sees the scores of those above it (arguments reads selection).
+"""
+
+# isort: off
+from evalcore.scoring.scorers import selection, arguments, sequence, over_call, judge, robustness
+# isort: on
+
+__all__ = ["selection", "arguments", "sequence", "over_call", "judge", "robustness"]

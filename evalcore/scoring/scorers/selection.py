@@ -1,0 +1,27 @@
+"""Pure logic: the `selection` scorer: did the attempt pick the right tool, or rightly none (Layer 1).
+
+Positive case: the FIRST call names the expected tool (`expect_tool`, or the
+first tool of `expect_sequence` when the case names only a sequence); a model
+that calls nothing fails. Negative case: correct iff nothing was called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evalcore.records import Score
+from evalcore.scoring.registry import AttemptInput, always, scorer, verdict_score
+
+ID = "selection"
+
+
+@scorer(ID, title="tool selection", applies_to=always)
+def selection(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
+    case, calls = attempt.case, attempt.calls
+    names = [call.name for call in calls]
+    if case.is_negative:
+        reasons = [f"called {', '.join(dict.fromkeys(names))} on a no-tool case"] if calls else []
+        return verdict_score(ID, not calls, reasons)
+    expected_tool = case.expect_tool or case.expect_sequence[0]
+    correct = bool(calls) and calls[0].name == expected_tool
+    return verdict_score(ID, correct, [] if correct else [f"expected {expected_tool}, called {names[0] if calls else 'no tool'}"])
