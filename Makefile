@@ -1,9 +1,10 @@
 # Two commands do everything on a fresh machine with Python 3.11:
-#   make run   - create .venv, install, start the dashboard on data/evals.duckdb (an empty store gets the simulated demo history)
+#   make run   - create .venv, install, start the dashboard on data/evals.duckdb (an empty store gets the simulated demo history); PORT=8502 picks another port
 #   make test  - install what the tests need, then lint, type-check and test
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
+PORT ?= 8501
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -23,7 +24,7 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	touch $@
 
 run: $(VENV)/.runtime
-	$(PY) -m evalcore dashboard --db data/evals.duckdb
+	$(PY) -m evalcore dashboard --db data/evals.duckdb --port $(PORT)
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check evalcore tests bench app.py pages

@@ -1,21 +1,28 @@
 """Command line: a thin layer over the library; domain errors become one-line messages and exit codes.
 
 Exit codes: 0 success, 1 a gate failed (non-conformant server, findings),
-2 usage or configuration error (with a one-line reason).
+2 usage or configuration error (with a one-line reason), 141 the reader of
+the output went away (`evalcore runs | head`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn
 
 from evalcore import __version__
 from evalcore.errors import ConfigError, EvalcoreError
 
 DEFAULT_DB = Path("data/evals.duckdb")
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a shell reports a command ended by SIGPIPE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,12 +32,17 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{self.prog}: {message} (see --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m evalcore", description="Evaluate MCP servers for protocol revision 2026-07-28.")
+def _command(commands: argparse._SubParsersAction[_Parser], name: str, summary: str) -> _Parser:
+    """A subcommand whose --help opens with the same sentence the command list shows."""
+    return commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+
+
+def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="Evaluate MCP servers for protocol revision 2026-07-28.")
     parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    conformance = commands.add_parser("conformance", help="Layer 0: deterministic protocol conformance checks (no model)")
+    conformance = _command(commands, "conformance", "Layer 0: deterministic protocol conformance checks (no model)")
     target = conformance.add_mutually_exclusive_group()
     target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
     target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
@@ -51,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
     conformance.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
 
-    run = commands.add_parser("run", help="Layer 1: run a golden set through models with the server's tools, scored and stored")
-    run.add_argument("--golden", type=Path, default=Path("golden/tasks.yaml"), metavar="PATH", help="golden set YAML (default golden/tasks.yaml)")
+    run = _command(commands, "run", "Layer 1: run a golden set through models with the server's tools, scored and stored")
+    run.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")
     run.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings (default sim/lexical)")
     run_target = run.add_mutually_exclusive_group()
     run_target.add_argument("--server", metavar="NAME", help="a configured server: reference")
@@ -81,76 +93,105 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     run.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
 
-    gate = commands.add_parser("gate", help="fail when a behaviour report dropped more than --max-drop below a baseline")
+    gate = _command(commands, "gate", "fail when a behaviour report dropped more than --max-drop below a baseline")
     gate.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")
     gate.add_argument("--baseline", default="last-green", metavar="PATH|last-green", help="a baseline report file, or last-green from the store")
     gate.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"store that holds the last green run (default {DEFAULT_DB})")
 
-    runs = commands.add_parser("runs", help="list stored behaviour runs (crashed runs show as crashed)")
+    runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed)")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
 
-    drift = commands.add_parser("drift", help="flag per-case regressions in the stored behaviour history, with their likely cause")
+    drift = _command(commands, "drift", "flag per-case regressions in the stored behaviour history, with their likely cause")
     drift.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
     drift.add_argument("--golden", type=Path, metavar="PATH", help="only runs of this golden set (as given to `run --golden`)")
     drift.add_argument("--json", type=Path, metavar="PATH", help="write the flags as JSON here")
 
-    demo = commands.add_parser("demo", help="back-fill a simulated nightly history (sim models) into a fresh store, then check it for drift")
+    demo = _command(commands, "demo", "back-fill a simulated nightly history (sim models) into a fresh store, then check it for drift")
     demo.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to create (default {DEFAULT_DB})")
-    demo.add_argument("--golden", type=Path, default=Path("golden/tasks.yaml"), metavar="PATH", help="golden set (default golden/tasks.yaml)")
+    demo.add_argument("--golden", type=Path, metavar="PATH", help="golden set (default golden/tasks.yaml, here or the bundled one)")
     demo.add_argument("--days", type=int, default=21, help="nightly runs to simulate, ending today (default 21, at least 8)")
     demo.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     demo.add_argument("--force", action="store_true", help="delete the store first if it already holds runs")
 
-    dashboard = commands.add_parser("dashboard", help="start the dashboard on 127.0.0.1 (first time: builds the simulated demo history too)")
+    dashboard = _command(commands, "dashboard", "start the dashboard on 127.0.0.1 (first time: builds the simulated demo history too)")
     dashboard.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to show (default {DEFAULT_DB})")
     dashboard.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default 8501)")
     dashboard.add_argument("--no-demo", action="store_true", help="do not build the demo history into an empty store")
 
-    scan = commands.add_parser("migrate-scan", help="find pre-2026 MCP patterns in test code and say what replaces them")
+    scan = _command(commands, "migrate-scan", "find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
     try:
-        args = build_parser().parse_args(argv)
-        if args.command == "conformance":
-            from evalcore.commands.conformance import run_conformance_command
-
-            return run_conformance_command(args)
-        if args.command == "run":
-            from evalcore.commands.run import run_behaviour_command
-
-            return run_behaviour_command(args)
-        if args.command == "gate":
-            from evalcore.commands.gate import run_gate_command
-
-            return run_gate_command(args)
-        if args.command == "runs":
-            from evalcore.commands.run import list_runs_command
-
-            return list_runs_command(args)
-        if args.command == "drift":
-            from evalcore.commands.drift import run_drift_command
-
-            return run_drift_command(args)
-        if args.command == "demo":
-            from evalcore.commands.demo import run_demo_command
-
-            return run_demo_command(args)
-        if args.command == "dashboard":
-            from evalcore.commands.dashboard import run_dashboard_command
-
-            return run_dashboard_command(args)
-        if args.command == "migrate-scan":
-            from evalcore.commands.migrate_scan import run_migrate_scan_command
-
-            return run_migrate_scan_command(args)
-        raise ConfigError(f"unknown command {args.command!r}")
+        try:
+            code = _dispatch(build_parser(prog).parse_args(argv))
+        except SystemExit as stop:  # --help and --version print, then stop here
+            code = stop.code if isinstance(stop.code, int) else EXIT_OK
+        sys.stdout.flush()  # here, so a closed pipe is met inside the handler below, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # `evalcore runs | head`: the reader has all it wanted. Further writes (and the exit-time flush) go nowhere.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except EvalcoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _stop_like_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a CI timeout, `kill`) stops as Ctrl-C does: the run is marked cancelled, and the servers and model
+    workers it started stop with it, where the default would end the process on the spot and leave them running."""
+    raise KeyboardInterrupt
+
+
+def entry_point(prog: str) -> NoReturn:
+    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
+    sys.exit(main(prog=prog))
+
+
+def console_main() -> NoReturn:
+    """The installed `evalcore` command."""
+    entry_point("evalcore")
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "conformance":
+        from evalcore.commands.conformance import run_conformance_command
+
+        return run_conformance_command(args)
+    if args.command == "run":
+        from evalcore.commands.run import run_behaviour_command
+
+        return run_behaviour_command(args)
+    if args.command == "gate":
+        from evalcore.commands.gate import run_gate_command
+
+        return run_gate_command(args)
+    if args.command == "runs":
+        from evalcore.commands.run import list_runs_command
+
+        return list_runs_command(args)
+    if args.command == "drift":
+        from evalcore.commands.drift import run_drift_command
+
+        return run_drift_command(args)
+    if args.command == "demo":
+        from evalcore.commands.demo import run_demo_command
+
+        return run_demo_command(args)
+    if args.command == "dashboard":
+        from evalcore.commands.dashboard import run_dashboard_command
+
+        return run_dashboard_command(args)
+    if args.command == "migrate-scan":
+        from evalcore.commands.migrate_scan import run_migrate_scan_command
+
+        return run_migrate_scan_command(args)
+    raise ConfigError(f"unknown command {args.command!r}")

@@ -43,6 +43,7 @@ from evalcore.errors import ConfigError
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
+from evalcore.paths import bundled
 
 MIN_DAYS: Final = 8  # the description change needs 3 earlier nights of history, and the model update one more night
 NOISY_CASES: Final = ("ticket-invoice-pdf", "book-renewal-call", "customer-then-ticket")
@@ -50,7 +51,7 @@ DESCRIPTION_CASE: Final = "kb-password-reset"  # the steady model stops using se
 MODEL_UPDATE_CASES: Final = ("overdue-invoices-acme", "calendar-day", "order-tracking")
 STEADY_VERSION: Final = "sim-steady-2026-06"
 DRIFTING_VERSIONS: Final = ("sim-drifting-2026-05", "sim-drifting-2026-11")
-GOLDEN_DIR: Final = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN_DIR: Final = bundled("golden")
 LAYER2_SETS: Final = (
     ("robustness.yaml", ("robustness-recovers.yaml", "robustness-claims-success.yaml")),
     ("security.yaml", ("security-obeys.yaml", "security-refuses.yaml")),

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import ConfigError
+from evalcore.paths import SOURCE_ROOT, bundled
 from evalcore.processes import process_exists
 from evalcore.store.behaviour import load_run, new_run_id
 from evalcore.target import CONFIGURED_SERVERS
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 # Model strings offered when their provider's key is in the environment (never the key itself).
 KEYED_MODELS = {
     "OPENAI_API_KEY": ("openai/gpt-4o-mini", "openai/gpt-4o"),
@@ -61,8 +61,9 @@ def offered_models(environ: dict[str, str] | None = None) -> list[str]:
     return models
 
 
-def golden_sets(folder: Path = _PACKAGE_ROOT / "golden") -> list[Path]:
+def golden_sets(folder: Path | None = None) -> list[Path]:
     """The golden sets a page may launch, the `run` command's default (tasks.yaml) first, then by name."""
+    folder = bundled("golden") if folder is None else folder
     return sorted(folder.glob("*.yaml"), key=lambda path: (path.name != "tasks.yaml", path.name))
 
 
@@ -99,7 +100,7 @@ def launch_demo(db: Path, *, nights: int = DEMO_NIGHTS) -> Job:
     if count_behaviour_runs(db):
         raise ConfigError(f"{db} already holds behaviour runs; the demo only fills an empty store")
     job_id = f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}"
-    golden = _PACKAGE_ROOT / "golden" / "tasks.yaml"
+    golden = bundled("golden/tasks.yaml")
     job = Job(job_id, 0, "", str(golden), "reference", ("sim/script (steady)", "sim/script (drifting)"), 5, str(db), "", kind="demo", nights=nights)
     return _spawn(job, ["demo", "--db", str(db), "--golden", str(golden), "--days", str(nights)])
 
@@ -115,7 +116,7 @@ def _spawn(job: Job, arguments: list[str]) -> Job:
             stdin=subprocess.DEVNULL,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            cwd=_PACKAGE_ROOT,
+            cwd=SOURCE_ROOT,  # the folder holding this evalcore package, so `-m evalcore` is this one
             start_new_session=True,  # survives the page's process and reloads
         )
     job = replace(job, pid=process.pid, started_at=datetime.now(UTC).isoformat(), log=str(log))

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -426,22 +425,3 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "use_cache": config.use_cache,
         "started": datetime.now(UTC).isoformat(),
     }
-
-
-class TerminalProgress:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.started = time.perf_counter()
-        self.enabled = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total == 0:
-            return
-        width = 30
-        filled = int(width * done / total)
-        rate = done / max(1e-9, time.perf_counter() - self.started)
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} attempts · {rate:.1f}/s{end}")
-        sys.stderr.flush()

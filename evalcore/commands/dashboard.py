@@ -2,18 +2,22 @@
 
 With a store that holds no behaviour runs yet (a first `make run`), it first
 starts building the simulated demo history in the background, so the pages
-fill in within seconds and the whole history lands in about a minute;
+fill in within seconds and the whole history lands a minute or two later;
 `--no-demo` skips that. The dashboard process replaces this one (Ctrl-C stops it).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+from evalcore.errors import ConfigError
+from evalcore.paths import bundled
+
+APP = bundled("app.py")
 
 
 def streamlit_command(port: int) -> list[str]:
@@ -24,10 +28,19 @@ def streamlit_command(port: int) -> list[str]:
     ]  # fmt: skip
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module blocked in sys.modules, or a broken install
+        return False
+
+
 def run_dashboard_command(args: argparse.Namespace) -> int:
     from evalcore import jobs
     from evalcore.store.history import count_behaviour_runs
 
+    if not _installed("streamlit"):
+        raise ConfigError("the dashboard needs its extra libraries: pip install 'evalcore[dashboard]' (streamlit, plotly, pandas)")
     db = Path(args.db).resolve()
     db.parent.mkdir(parents=True, exist_ok=True)
     if not args.no_demo and not count_behaviour_runs(db):

@@ -14,9 +14,10 @@ def run_demo_command(args: argparse.Namespace) -> int:
     from evalcore.commands.drift import render_flags
     from evalcore.demo import DemoConfig, run_demo
     from evalcore.drift import detect_drift, latest_run_id
+    from evalcore.paths import default_golden_set
     from evalcore.store.history import run_points
 
-    config = DemoConfig(db_path=args.db, golden_path=args.golden, days=args.days, runs=args.runs)
+    config = DemoConfig(db_path=args.db, golden_path=args.golden or default_golden_set(), days=args.days, runs=args.runs)
     print(
         f"simulating {config.days} nightly runs ({config.first_day} .. {config.today}) into {config.db_path}: "
         f"server descriptions change on {config.description_change}, the drifting model updates on {config.model_update}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from evalcore.errors import ConfigError
 from evalcore.models.types import ModelSpec
 from evalcore.models.workers import MAX_MODEL_WORKERS
+from evalcore.paths import default_golden_set
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -39,7 +40,8 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
     from evalcore.behaviour.report import render_summary
-    from evalcore.behaviour.runner import BehaviourConfig, TerminalProgress, run_behaviour
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.commands.progress import Progress
     from evalcore.target import resolve_target
 
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
@@ -57,7 +59,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         _register_prices(args.prices)
     judge = ModelSpec(name=args.judge, timeout_s=args.timeout) if args.judge else None
     config = BehaviourConfig(
-        golden_path=args.golden,
+        golden_path=args.golden or default_golden_set(),
         models=model_specs(args),
         db_path=args.db,
         runs=args.runs,
@@ -74,7 +76,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if server is None and not (args.url or args.stdio):
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
-        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=TerminalProgress("running")))
+        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
     report["drift"] = drift_of_run(config.db_path, str(config.golden_path), str(report["runId"]))
     print(render_summary(report))
     if report["drift"]["flags"]:

@@ -1,0 +1,162 @@
+"""The README's commands work as written: every command and flag it shows exists, every command exists in it,
+and its runnable examples run (as sqlite-utils tests its documentation)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalcore.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+# How the README starts evalcore: from a checkout after `make run`, or the installed command.
+PREFIXES = ((".venv/bin/python", "-m", "evalcore"), ("evalcore",))
+MODULE_PREFIX = (".venv/bin/python", "-m")
+
+
+def _bash_lines() -> list[str]:
+    """Every command line of the README's ```bash blocks, continuations joined, comments kept out."""
+    lines: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", README, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                lines.append(line)
+    return lines
+
+
+def _inline_commands() -> list[str]:
+    """Inline `code` that is a command: it starts the way a command line would."""
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", README, flags=re.S))
+    return [span for span in spans if span.split()[0] in {"python", "python3", ".venv/bin/python", "evalcore", "make", "pip"}]
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The simple commands on one line: split at `&&`, `|`, `;` and a trailing `&`; placeholders' brackets dropped."""
+    tokens = shlex.split(line.replace("[", "").replace("]", ""), comments=True)
+    commands, current = [], []
+    for token in tokens:
+        if token in {"&&", "|", ";", "&"}:
+            commands.append(current)
+            current = []
+        else:
+            current.append(token.rstrip("&") if token.endswith("&") and token != "&" else token)
+    commands.append(current)
+    # `NAME=value command ...`: the assignments are the environment, not the command
+    commands = [command[next((i for i, word in enumerate(command) if not re.match(r"^[A-Z_]+=", word)), len(command)) :] for command in commands]
+    return [command for command in commands if command]
+
+
+ALL_COMMANDS = [command for line in [*_bash_lines(), *_inline_commands()] for command in _commands(line)]
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    return {option for action in parser._actions for option in action.option_strings}
+
+
+def _evalcore_arguments(command: list[str]) -> list[str] | None:
+    for prefix in PREFIXES:
+        if tuple(command[: len(prefix)]) == prefix:
+            return command[len(prefix) :]
+    return None
+
+
+def test_the_readme_shows_commands():
+    assert len(ALL_COMMANDS) > 20
+    assert sum(_evalcore_arguments(command) is not None for command in ALL_COMMANDS) > 15
+
+
+def test_no_command_needs_an_activated_environment():
+    """A bare `python` is whatever the shell finds: without the project's .venv it has no mcp (ModuleNotFoundError)."""
+    bare = [shlex.join(command) for command in ALL_COMMANDS if command[0] in {"python", "python3"}]
+    assert bare == []
+
+
+def test_every_evalcore_command_and_flag_in_the_readme_exists():
+    subparsers, wrong = _subparsers(), []
+    for command in ALL_COMMANDS:
+        arguments = _evalcore_arguments(command)
+        if not arguments or arguments[0].startswith("-"):
+            if arguments and not set(a for a in arguments if a.startswith("--")) <= _options(build_parser()):
+                wrong.append(shlex.join(command))
+            continue
+        name, *rest = arguments
+        if name not in subparsers:
+            wrong.append(f"{shlex.join(command)}: no command {name!r}")
+            continue
+        flags = {token.split("=")[0] for token in rest if token.startswith("--")}
+        unknown = flags - _options(subparsers[name])
+        if unknown:
+            wrong.append(f"{shlex.join(command)}: {name} has no {', '.join(sorted(unknown))}")
+    assert wrong == []
+
+
+def test_every_command_and_option_is_documented():
+    """A new command or option fails here until the README mentions it."""
+    missing = []
+    for name, parser in _subparsers().items():
+        if not re.search(rf"evalcore {re.escape(name)}\b", README):
+            missing.append(name)
+        missing += [f"{name} {option}" for option in sorted(_options(parser) - {"-h", "--help"}) if option not in README]
+    assert missing == []
+
+
+def test_module_commands_and_flags_exist():
+    """`.venv/bin/python -m evalcore.demo_server ...` and the other modules the README starts: their flags are real."""
+    modules: dict[str, set[str]] = {}
+    for command in ALL_COMMANDS:
+        if tuple(command[:2]) == MODULE_PREFIX and command[2] != "evalcore":
+            modules.setdefault(command[2], set()).update(token.split("=")[0] for token in command[3:] if token.startswith("--"))
+    assert "evalcore.demo_server" in modules
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for module, flags in modules.items():
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, f"{module}: {done.stderr}"
+        assert {flag for flag in flags if not re.search(rf"{re.escape(flag)}\b", done.stdout)} == set(), module
+
+
+def test_make_targets_and_variables_exist():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for command in ALL_COMMANDS:
+        if command[0] != "make":
+            continue
+        for word in command[1:]:
+            if "=" in word:
+                assert re.search(rf"^{re.escape(word.split('=')[0])} \?=", makefile, re.M), word
+            else:
+                assert re.search(rf"^{re.escape(word)}:", makefile, re.M), word
+
+
+def _example(name: str) -> list[str]:
+    block = re.search(rf"<!-- readme-example: {name} -->\s*```bash\n(.*?)```", README, re.S)
+    assert block, f"README lost its {name} example"
+    return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
+
+
+@pytest.fixture
+def checkout_dir(tmp_path):
+    """A folder where the README's `.venv/bin/python` means this environment's interpreter, as in a checkout after `make run`."""
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["conformance"])
+def test_readme_examples_run_as_written(name, checkout_dir):
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = str(ROOT)  # the checkout's package, which a shell in the checkout finds as ./evalcore
+    for line in _example(name):
+        done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+    assert (checkout_dir / "report.json").is_file() and (checkout_dir / "report.xml").is_file()
