@@ -162,28 +162,77 @@ def test_latency_tokens_and_cost_per_model_tool_and_day(store):
     ]
 
 
-def test_flaky_cases_are_mixed_pairs_ranked_by_closeness_to_a_coin_flip(store):
+def test_flaky_cases_are_pairs_mixed_within_a_run_ranked_by_within_run_inconsistency(store):
     flaky = queries.flaky_cases(store.db)
     pairs = list(zip(flaky["model"], flaky["case_id"], strict=True))
     assert set(pairs) == {(store.steady, "weather-paris"), (store.steady, "customer-then-ticket")}
     weather = _cell(flaky, store.steady, "weather-paris")
-    assert (weather["passes"], weather["runs"], weather["flaky_runs"], weather["run_count"]) == (8, 10, 2, 2)
-    assert weather["flakiness"] == pytest.approx(0.4) and weather["last_run_id"] == store.run_id
-    # seen only in January, scoped to end on the newest date: same share, no decay (recency is relative to the scope's newest day)
-    january = queries.flaky_cases(store.db, AttemptFilters(run_id=store.old_run_id))
-    assert _cell(january, store.steady, "weather-paris")["flakiness"] == pytest.approx(0.4)
+    assert (weather["passes"], weather["runs"], weather["flaky_runs"], weather["failing_runs"], weather["run_count"]) == (8, 10, 2, 2, 2)
+    assert weather["flakiness"] == pytest.approx(0.4) and weather["last_run_id"] == store.run_id  # 4/5 in each run: 1 - |1.6 - 1|
+    runs = queries.pair_runs(store.db, store.steady, "weather-paris")
+    assert list(runs["run_id"]) == [store.run_id, store.old_run_id] and list(runs["passes"]) == [4, 4] and all(runs["flaky"])
 
 
-def test_flakiness_decays_by_half_each_week_since_last_seen(tmp_path):
-    from tests.test_dashboard import write_synthetic_run
+def test_a_regression_is_not_flakiness_and_a_coin_flip_ranks_first(tmp_path):
+    from datetime import timedelta
 
     db = tmp_path / "evals.duckdb"
-    write_synthetic_run(db, "old", date(2026, 3, 1), {"case-a": [True, False]})
-    write_synthetic_run(db, "new", date(2026, 3, 15), {"case-b": [True, True, True, False]})
+    nights = {
+        "regressed": [[True] * 5, [True] * 5, [False] * 5, [False] * 5],  # mixed over time, never within a run
+        "coin-flip": [[True, False, True, False, False], [True, True, False, False, True], [True] * 5, [True] * 5],
+        "mostly-fine": [[True, True, True, True, False], [True] * 5, [True] * 5, [True] * 5],
+    }
+    for night in range(4):
+        _synthetic_run(db, f"run-{night}", date(2026, 3, 1) + timedelta(days=night), {case: outcomes[night] for case, outcomes in nights.items()})
     flaky = queries.flaky_cases(db).set_index("case_id")
-    assert flaky.loc["case-a", "flakiness"] == pytest.approx(1.0 * 0.25)  # a coin flip, two weeks old
-    assert flaky.loc["case-b", "flakiness"] == pytest.approx(0.5)  # 3/4, current
-    assert list(flaky.index) == ["case-b", "case-a"]
+    assert list(flaky.index) == ["coin-flip", "mostly-fine"]
+    assert flaky.loc["coin-flip", "flakiness"] == pytest.approx((0.8 + 0.8 + 0 + 0) / 4)
+    assert flaky.loc["mostly-fine", "flakiness"] == pytest.approx(0.4 / 4)
+    assert flaky.loc["coin-flip", "failing_runs"] == 2 and flaky.loc["coin-flip", "flaky_runs"] == 2
+
+
+def _synthetic_run(db: Path, run_id: str, run_date: date, outcomes: dict[str, list[bool]]) -> None:
+    """A complete run of one model written straight through the store API; case -> pass/fail per attempt."""
+    create_run(
+        db,
+        run_id=run_id,
+        run_date=run_date,
+        golden_path="g.yaml",
+        golden_hash="g",
+        server_target="http://127.0.0.1:1/mcp",
+        server_name="demo",
+        server_fingerprint="abc",
+        server_tools=[],
+        models=["sim/fake"],
+        runs=5,
+        config={},
+    )
+    records = [
+        AttemptRecord(
+            model="sim/fake",
+            case_id=case_id,
+            attempt=attempt,
+            case_hash=case_id,
+            case_kind="soft",
+            simulated=True,
+            model_version="fake-1",
+            score=AttemptScore(True, passed, None, None, None, passed, () if passed else ("wrong",)),
+            tool_calls=(),
+            final_text="done",
+            stop_reason="final",
+            error=None,
+            latency_ms=1.0,
+            input_tokens=1,
+            output_tokens=1,
+            cost_usd=None,
+            retries=0,
+            transcript_json=json.dumps({"messages": [], "executions": []}),
+        )
+        for case_id, passes in outcomes.items()
+        for attempt, passed in enumerate(passes, start=1)
+    ]
+    write_attempts(db, run_id, records)
+    finish_run(db, run_id, status="complete", passed=True, report=None)
 
 
 def test_attempts_drill_down_carries_prompt_calls_results_and_telemetry(store):

@@ -85,6 +85,11 @@ def flaky_cases(db: Path, filters: AttemptFilters) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def pair_runs(db: Path, model: str, case_id: str, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.pair_runs(db, model, case_id, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def attempts(db: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
     return queries.attempts(db, run_id, model, case_id)
 

@@ -8,6 +8,7 @@ HTML, so `<script>` or `**bold**` shows up verbatim.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -17,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import jobs
+from evalcore.dashboard import conversation
 from evalcore.errors import EvalcoreError
 from evalcore.store.queries import AttemptFilters
 
@@ -146,35 +148,133 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
 
 
-def attempt_columns(attempts: pd.DataFrame, expected: Mapping[str, Any] | None) -> None:
-    """Every attempt of one model x case side by side: prompt, calls vs expected, results, answer, judge, telemetry."""
-    if attempts.empty:
+def attempt_drilldown(attempts: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str) -> None:
+    """The attempts of one model x case in one run: pick one, or two to compare side by side (a failing one beside a passing one first)."""
+    attempt_pair(attempts, attempts, expected, key=key)
+
+
+def attempt_pair(left: pd.DataFrame, right: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str) -> None:
+    """An attempt of `left` (a failing one first) beside one of `right` (a passing one first), or alone when "(none)" is picked."""
+    if left.empty:
         st.info("No attempts for this model and case in the chosen run.")
         return
-    show_text("Prompt (from the transcript)", attempts["prompt"].iloc[0])
-    if expected is None:
-        st.caption("Expected behaviour: the golden file is not readable from here.")
-    else:
-        show_text("Expected (from the golden file as it is now)", _expected_text(expected))
-    for column, (_, row) in zip(st.columns(len(attempts)), attempts.iterrows(), strict=True):
+    left_rows, right_rows = _by_attempt(left), _by_attempt(right)
+    same = left is right
+    first = next((n for n, row in left_rows.items() if not bool(row["passed"])), next(iter(left_rows)))
+    picker, comparer = st.columns(2)
+    chosen = picker.selectbox("Attempt", list(left_rows), index=list(left_rows).index(first), format_func=lambda n: _label(left_rows[n]), key=f"{key}_attempt")
+    others: list[int | None] = [None, *[n for n in right_rows if not (same and n == chosen)]]
+    second = next((n for n in others[1:] if n is not None and bool(right_rows[n]["passed"])), None)
+    if same and bool(left_rows[chosen]["passed"]):
+        second = None  # a passing attempt alone, unless asked
+    compare = comparer.selectbox(
+        "Compare with",
+        others,
+        index=others.index(second),
+        format_func=lambda n: "(none)" if n is None else _label(right_rows[n]),
+        key=f"{key}_compare",
+    )
+    if expected is not None:
+        with st.expander("What the golden set expects of this case"):
+            st.code(_expected_text(expected), language=None, wrap_lines=True)
+    if compare is None:
+        attempt_view(left_rows[chosen], expected, key=f"{key}_left")
+        return
+    for column, (row, side) in zip(st.columns(2), ((left_rows[chosen], "left"), (right_rows[compare], "right")), strict=True):
         with column:
-            st.text(f"Attempt {int(row['attempt'])}: {'PASS' if bool(row['passed']) else 'FAIL'}")
-            verdicts = {key: _verdict(row[key]) for key in ("selection_correct", "args_correct", "sequence_correct", "over_call", "task_completed")}
-            st.text("\n".join(f"{key}: {value}" for key, value in verdicts.items()))
-            show_text("Reasons", row["reasons"] or "—")
-            show_text("Tool calls and arguments", row["tool_calls"] or "(no tool calls)")
-            show_text("Tool results", row["tool_results"] or "(none)")
-            show_text("Final answer", row["final_text"])
-            show_text("Judge", row["judge"] or "(no judge)")
-            if row["fault_log"]:
-                show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
-            if row["error"] is not None and not pd.isna(row["error"]):
-                show_text("Error", row["error"])
-            st.text(
-                f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
-                f" · cost {_number(row['cost_usd'], 5)} USD · stop {row['stop_reason']}"
-            )
-            st.text(f"model version: {row['model_version']}" + (" (simulated)" if bool(row["simulated"]) else ""))
+            attempt_view(row, expected, key=f"{key}_{side}")
+
+
+def _by_attempt(frame: pd.DataFrame) -> dict[int, pd.Series]:
+    return {int(row["attempt"]): row for _, row in frame.iterrows()}
+
+
+def _label(row: pd.Series) -> str:
+    return f"attempt {int(row['attempt'])} · {'PASS' if bool(row['passed']) else 'FAIL'}"
+
+
+def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str) -> None:
+    """One attempt as a conversation: verdicts, why it failed, expected vs actual calls, each step in order, raw JSON behind a toggle."""
+    passed = bool(row["passed"])
+    header = f"Attempt {int(row['attempt'])}: {'PASS' if passed else 'FAIL'}"
+    (st.success if passed else st.error)(header)
+    verdicts = {label: _verdict(row[key]) for key, label in _VERDICTS.items()}
+    st.text(" · ".join(f"{label} {value}" for label, value in verdicts.items()))
+    if not passed and row["reasons"]:
+        st.caption("Why it failed")
+        st.code(str(row["reasons"]), language=None, wrap_lines=True)
+    transcript = _transcript(row.get("transcript"))
+    want, got = conversation.calls_side_by_side(expected, _actual_calls(transcript))
+    expected_column, actual_column = st.columns(2)
+    with expected_column:
+        show_text("Expected calls (golden file as it is now)", want)
+    with actual_column:
+        show_text("Actual calls", got)
+    for entry in conversation.conversation(transcript):
+        with st.chat_message(_AVATAR_NAMES[entry.kind], avatar=_AVATARS[entry.kind]):
+            if entry.failed:
+                st.error(entry.title)
+            if entry.folded:
+                with st.expander(entry.title):
+                    st.code(entry.body or "—", language=None, wrap_lines=True)
+            else:
+                if not entry.failed:
+                    st.caption(entry.title)
+                st.code(entry.body or "—", language=None, wrap_lines=True)
+    if row["judge"]:
+        show_text("Judge", row["judge"])
+    if row["fault_log"]:
+        show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
+    st.text(
+        f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
+        f" · cost {_number(row['cost_usd'], 5)} USD · stop {row['stop_reason']}"
+    )
+    st.text(f"model version: {row['model_version']}" + (" (simulated)" if bool(row["simulated"]) else ""))
+    if st.toggle("Raw JSON", key=f"{key}_raw"):
+        st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
+
+
+_VERDICTS = {
+    "selection_correct": "selection",
+    "args_correct": "arguments",
+    "sequence_correct": "sequence",
+    "over_call": "over-call",
+    "task_completed": "task completed",
+}
+_AVATAR_NAMES = {
+    "system": "system",
+    "user": "user",
+    "simulated_user": "simulated user",
+    "assistant": "assistant",
+    "tool_call": "assistant",
+    "tool_result": "tool",
+    "input_request": "server",
+    "error": "harness",
+}
+_AVATARS = {
+    "system": ":material/settings:",
+    "user": ":material/person:",
+    "simulated_user": ":material/smart_toy:",
+    "assistant": ":material/robot_2:",
+    "tool_call": ":material/build:",
+    "tool_result": ":material/output:",
+    "input_request": ":material/help:",
+    "error": ":material/error:",
+}
+
+
+def _transcript(value: Any) -> dict[str, Any]:
+    if not isinstance(value, str) or not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _actual_calls(transcript: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [{"name": e.get("tool"), "arguments": e.get("arguments")} for e in transcript.get("executions") or () if isinstance(e, Mapping)]
 
 
 def _expected_text(expected: Mapping[str, Any]) -> str:

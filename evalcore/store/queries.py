@@ -35,8 +35,6 @@ from evalcore.scoring.stats import pass_hat_k
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 
-RECENCY_HALF_LIFE_DAYS = 7.0
-
 
 @dataclass(frozen=True)
 class AttemptFilters:
@@ -332,6 +330,7 @@ FLAKY_COLUMNS = (
     "runs",
     "pass_rate",
     "flaky_runs",
+    "failing_runs",
     "run_count",
     "last_run_date",
     "last_run_id",
@@ -342,14 +341,15 @@ FLAKY_COLUMNS = (
 
 
 def flaky_cases(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Model x case pairs that both passed and failed (0 < pass_rate < 1) across the runs in scope, flakiest first.
+    """Model x case pairs that were inconsistent within a run (some attempts passed, some failed), flakiest first.
 
-        flakiness = (1 - |2·pass_rate - 1|) · 2^(-days since last seen / 7)
+        flakiness = mean over the pair's runs in scope of (1 - |2·p_r - 1|),   p_r = the run's passes / attempts
 
-    The first factor is 1 at a coin flip and 0 at always/never; the second
-    halves a case's weight for every week since it last ran (measured from the
-    newest run date in scope), so current flakiness ranks above old flakiness.
-    flaky_runs counts the runs in which the case was mixed itself.
+    Each run's term is 1 at a coin flip and 0 when every attempt agreed, so a
+    case that regressed (always passing, then always failing) has flakiness 0
+    and is not listed here: it is a drift, shown on the Drift page. Ties go to
+    the pair with more mixed runs (flaky_runs), then the most recent.
+    failing_runs counts the runs with at least one failed attempt.
     """
     sql = (
         "WITH "
@@ -362,8 +362,9 @@ def flaky_cases(path: Path, filters: AttemptFilters | None = None) -> pd.DataFra
         ),
         pairs AS (
             SELECT model, case_id, first(kind ORDER BY run_date DESC, run_started_at DESC) AS kind, sum(passes)::BIGINT AS passes, sum(runs)::BIGINT AS runs,
-                   count_if(passes > 0 AND passes < runs) AS flaky_runs, count(*) AS run_count, max(run_date) AS last_run_date,
-                   first(run_id ORDER BY run_date DESC, run_started_at DESC) AS last_run_id, bool_or(simulated) AS simulated
+                   count_if(passes > 0 AND passes < runs) AS flaky_runs, count_if(passes < runs) AS failing_runs, count(*) AS run_count,
+                   max(run_date) AS last_run_date, first(run_id ORDER BY run_date DESC, run_started_at DESC) AS last_run_id, bool_or(simulated) AS simulated,
+                   avg(1 - abs(2 * passes / runs - 1)) AS flakiness
             FROM per_run GROUP BY model, case_id
         ),
         reasons AS (
@@ -371,18 +372,33 @@ def flaky_cases(path: Path, filters: AttemptFilters | None = None) -> pd.DataFra
             FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM scoped WHERE NOT passed)
             GROUP BY model, case_id, reason
         ),
-        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id),
-        newest AS (SELECT max(run_date) AS newest FROM scoped)
-        SELECT p.model, p.case_id, p.kind, p.passes, p.runs, p.passes / p.runs AS pass_rate, p.flaky_runs, p.run_count,
-               p.last_run_date, p.last_run_id, t.top_failing_reason, p.simulated,
-               (1 - abs(2 * p.passes / p.runs - 1)) * pow(2, -date_diff('day', p.last_run_date, newest.newest) / ?) AS flakiness
-        FROM pairs p CROSS JOIN newest LEFT JOIN top t ON p.model = t.model AND p.case_id = t.case_id
-        WHERE p.passes > 0 AND p.passes < p.runs
-        ORDER BY flakiness DESC, p.model, p.case_id"""
+        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
+        SELECT p.model, p.case_id, p.kind, p.passes, p.runs, p.passes / p.runs AS pass_rate, p.flaky_runs, p.failing_runs, p.run_count,
+               p.last_run_date, p.last_run_id, t.top_failing_reason, p.simulated, p.flakiness
+        FROM pairs p LEFT JOIN top t ON p.model = t.model AND p.case_id = t.case_id
+        WHERE p.flaky_runs > 0
+        ORDER BY p.flakiness DESC, p.flaky_runs DESC, p.last_run_date DESC, p.model, p.case_id"""
     )
-    frame = _frame(path, sql, [*(filters or AttemptFilters()).parameters(), RECENCY_HALF_LIFE_DAYS], FLAKY_COLUMNS)
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), FLAKY_COLUMNS)
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
     return frame
+
+
+PAIR_RUN_COLUMNS = ("run_id", "run_date", "passes", "runs", "flaky")
+
+
+def pair_runs(path: Path, model: str, case_id: str, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Every run in scope of one model x case, newest first, with its passes/attempts and whether it was mixed (flaky)."""
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """
+        SELECT run_id, any_value(run_date) AS run_date, count_if(passed) AS passes, count(*) AS runs,
+               count_if(passed) > 0 AND count_if(passed) < count(*) AS flaky
+        FROM scoped WHERE model = ? AND case_id = ?
+        GROUP BY run_id ORDER BY any_value(run_date) DESC, any_value(run_started_at) DESC, run_id"""
+    )
+    return _frame(path, sql, [*(filters or AttemptFilters()).parameters(), model, case_id], PAIR_RUN_COLUMNS)
 
 
 ATTEMPT_DETAIL_COLUMNS = (
@@ -410,6 +426,7 @@ ATTEMPT_DETAIL_COLUMNS = (
     "case_kind",
     "golden_path",
     "fault_log",
+    "transcript",
 )
 
 # Drill-down columns read as JSON (or reasons) and shown as text: shown name -> the SELECT's name.
@@ -419,6 +436,7 @@ _DRILL_DOWN_JSON = {
     "tool_results": "executions_json",
     "judge": "judge_json",
     "fault_log": "fault_log_json",
+    "transcript": "transcript_json",
 }
 
 
@@ -427,14 +445,14 @@ def attempts(path: Path, run_id: str, model: str, case_id: str) -> pd.DataFrame:
 
     The golden prompt is not stored with an attempt; it is the transcript's
     first user message (messages[1], after the system prompt). tool_calls,
-    tool_results, reasons and judge are pretty-printed JSON text.
+    tool_results, reasons and judge are pretty-printed JSON text; transcript is the stored transcript JSON as it is.
     """
     sql = """
         SELECT a.attempt, a.passed, a.selection_correct, a.args_correct, a.sequence_correct, a.over_call, a.task_completed,
                a.reasons_json, a.transcript_json->>'$.messages[1].content' AS prompt, a.tool_calls_json,
                a.transcript_json->'$.executions' AS executions_json, a.final_text, a.judge_json, a.stop_reason, a.error,
                a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd, a.model_version, a.simulated, a.case_kind, r.golden_path,
-               a.transcript_json->'$.fault' AS fault_log_json
+               a.transcript_json->'$.fault' AS fault_log_json, a.transcript_json
         FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
         WHERE a.run_id = ? AND a.model = ? AND a.case_id = ? ORDER BY a.attempt"""
     raw_columns = tuple(_DRILL_DOWN_JSON.get(column, column) for column in ATTEMPT_DETAIL_COLUMNS)  # the SELECT's order
