@@ -82,7 +82,7 @@ else:
     st.text(f"{model} · {case} · run {cell['run_id']} · {int(cell['passes'])}/{int(cell['runs'])} passed · pass^k {cell['pass_hat_k']:.2f}")
     attempts = data.attempts(db, str(cell["run_id"]), model, case)
     golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
-    widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key="matrix_drill")
+    widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key=f"matrix_drill_{model}_{case}")
 
 st.header("Layer 0: conformance runs")
 if conformance.empty:

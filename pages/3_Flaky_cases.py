@@ -46,7 +46,7 @@ model, case = str(rows[pick].model), str(rows[pick].case_id)
 runs = data.pair_runs(db, model, case, filters)
 failed = runs[runs["passes"] < runs["runs"]]
 st.caption(f"Runs in which {case} failed at least once ({len(failed)} of {len(runs)}), newest first.")
-shown = failed.assign(passed=[f"{p}/{n}" for p, n in zip(failed["passes"], failed["runs"], strict=True)])
+shown = failed.assign(passed=[f"{int(p)}/{int(n)}" for p, n in zip(failed["passes"], failed["runs"], strict=True)])
 widgets.table(shown[["run_date", "run_id", "passed", "flaky"]], "flaky_runs")
 run_ids = list(runs["run_id"])
 failing_first = [r for r in run_ids if r in set(failed["run_id"])] + [r for r in run_ids if r not in set(failed["run_id"])]
@@ -65,6 +65,6 @@ attempts = data.attempts(db, str(failing_run), model, case)
 golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
 expected = data.expected_behaviour(golden_path, case) if golden_path else None
 if compare_run is None:
-    widgets.attempt_drilldown(attempts, expected, key="flaky_drill")
+    widgets.attempt_drilldown(attempts, expected, key=f"flaky_drill_{model}_{case}")
 else:
-    widgets.attempt_pair(attempts, data.attempts(db, str(compare_run), model, case), expected, key="flaky_pair")
+    widgets.attempt_pair(attempts, data.attempts(db, str(compare_run), model, case), expected, key=f"flaky_pair_{model}_{case}")

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.dashboard import figures, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
+from evalcore.store import queries
 from evalcore.store.behaviour import create_run, finish_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
 from evalcore.store.history import run_points
@@ -183,8 +184,13 @@ def test_deep_link_opens_the_drill_down_of_one_cell(store, monkeypatch):
     assert "What's the weather in Paris?" in codes  # the prompt
     assert any("tool: get_weather" in c and "Paris" in c for c in codes)  # expected, from the golden file
     assert sum("Lyon" in c for c in codes) >= 2  # attempt 3's call and the server's answer
-    assert sum(t.startswith("Attempt ") for t in _texts(app)) == 5
-    assert any(t.startswith("Attempt 3: FAIL") for t in _texts(app))
+    options = app.selectbox(key=f"matrix_drill_{store.steady}_weather-paris_attempt").options
+    assert options == [f"attempt {n} · {'FAIL' if n == 3 else 'PASS'}" for n in range(1, 6)]
+    # the failing attempt opens beside a passing one, each as a conversation
+    assert [e.value for e in app.error if e.value.startswith("Attempt ")] == ["Attempt 3: FAIL"]
+    assert [e.value for e in app.success if e.value.startswith("Attempt ")] == ["Attempt 1: PASS"]
+    assert any("get_weather" in c and "Lyon" in c for c in codes)  # attempt 3's actual call beside the expected one
+    assert not any("_meta" in c for c in codes)  # protocol bookkeeping folded out of tool results
 
 
 def test_choosing_a_cell_with_the_selectboxes_updates_the_url(store, monkeypatch):
@@ -248,7 +254,15 @@ def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
     pick = app.selectbox(key="flaky_pick")
     weather = next(index for index, option in enumerate(pick.options) if "weather-paris" in option)
     pick.set_value(weather).run(timeout=60)
-    assert any(t.startswith("Attempt 3: FAIL") for t in _texts(app)) and f"run {store.run_id}" in _texts(app)
+    assert not app.exception, app.exception
+    failed_runs = app.dataframe[1].value
+    assert list(failed_runs["run_id"]) == [store.run_id, store.old_run_id] and list(failed_runs["passed"]) == ["4/5", "4/5"]
+    assert app.selectbox(key=f"flaky_run_{store.steady}_weather-paris").value == store.run_id
+    # the failing attempt of the newest failing run, beside a passing attempt
+    assert [e.value for e in app.error if e.value.startswith("Attempt ")] == ["Attempt 3: FAIL"]
+    assert [e.value for e in app.success if e.value.startswith("Attempt ")] == ["Attempt 1: PASS"]
+    app.selectbox(key=f"flaky_compare_run_{store.steady}_weather-paris").set_value(store.old_run_id).run(timeout=60)
+    assert not app.exception and app.selectbox(key=f"flaky_pair_{store.steady}_weather-paris_compare").value == 1
 
 
 def test_a_selected_row_of_the_flaky_table_opens_its_drill_down(store, monkeypatch):
@@ -261,6 +275,24 @@ def test_a_selected_row_of_the_flaky_table_opens_its_drill_down(store, monkeypat
     assert not app.exception
     assert app.selectbox(key="flaky_pick").value == row
     assert f"{flaky['case_id'].iloc[row]} · " in app.selectbox(key="flaky_pick").format_func(row)
+
+
+def test_a_regression_is_not_flakiness_and_a_coin_flip_ranks_first(tmp_path):
+    from datetime import timedelta
+
+    db = tmp_path / "evals.duckdb"
+    nights = {
+        "regressed": [[True] * 5, [True] * 5, [False] * 5, [False] * 5],  # mixed over time, never within a run
+        "coin-flip": [[True, False, True, False, False], [True, True, False, False, True], [True] * 5, [True] * 5],
+        "mostly-fine": [[True, True, True, True, False], [True] * 5, [True] * 5, [True] * 5],
+    }
+    for night in range(4):
+        write_synthetic_run(db, f"run-{night}", date(2026, 3, 1) + timedelta(days=night), {case: outcomes[night] for case, outcomes in nights.items()})
+    flaky = queries.flaky_cases(db).set_index("case_id")
+    assert list(flaky.index) == ["coin-flip", "mostly-fine"]
+    assert flaky.loc["coin-flip", "flakiness"] == pytest.approx((0.8 + 0.8 + 0 + 0) / 4)
+    assert flaky.loc["mostly-fine", "flakiness"] == pytest.approx(0.4 / 4)
+    assert flaky.loc["coin-flip", "failing_runs"] == 2 and flaky.loc["coin-flip", "flaky_runs"] == 2
 
 
 def test_flaky_page_says_when_nothing_is_flaky(tmp_path, monkeypatch):

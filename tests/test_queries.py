@@ -173,68 +173,6 @@ def test_flaky_cases_are_pairs_mixed_within_a_run_ranked_by_within_run_inconsist
     assert list(runs["run_id"]) == [store.run_id, store.old_run_id] and list(runs["passes"]) == [4, 4] and all(runs["flaky"])
 
 
-def test_a_regression_is_not_flakiness_and_a_coin_flip_ranks_first(tmp_path):
-    from datetime import timedelta
-
-    db = tmp_path / "evals.duckdb"
-    nights = {
-        "regressed": [[True] * 5, [True] * 5, [False] * 5, [False] * 5],  # mixed over time, never within a run
-        "coin-flip": [[True, False, True, False, False], [True, True, False, False, True], [True] * 5, [True] * 5],
-        "mostly-fine": [[True, True, True, True, False], [True] * 5, [True] * 5, [True] * 5],
-    }
-    for night in range(4):
-        _synthetic_run(db, f"run-{night}", date(2026, 3, 1) + timedelta(days=night), {case: outcomes[night] for case, outcomes in nights.items()})
-    flaky = queries.flaky_cases(db).set_index("case_id")
-    assert list(flaky.index) == ["coin-flip", "mostly-fine"]
-    assert flaky.loc["coin-flip", "flakiness"] == pytest.approx((0.8 + 0.8 + 0 + 0) / 4)
-    assert flaky.loc["mostly-fine", "flakiness"] == pytest.approx(0.4 / 4)
-    assert flaky.loc["coin-flip", "failing_runs"] == 2 and flaky.loc["coin-flip", "flaky_runs"] == 2
-
-
-def _synthetic_run(db: Path, run_id: str, run_date: date, outcomes: dict[str, list[bool]]) -> None:
-    """A complete run of one model written straight through the store API; case -> pass/fail per attempt."""
-    create_run(
-        db,
-        run_id=run_id,
-        run_date=run_date,
-        golden_path="g.yaml",
-        golden_hash="g",
-        server_target="http://127.0.0.1:1/mcp",
-        server_name="demo",
-        server_fingerprint="abc",
-        server_tools=[],
-        models=["sim/fake"],
-        runs=5,
-        config={},
-    )
-    records = [
-        AttemptRecord(
-            model="sim/fake",
-            case_id=case_id,
-            attempt=attempt,
-            case_hash=case_id,
-            case_kind="soft",
-            simulated=True,
-            model_version="fake-1",
-            score=AttemptScore(True, passed, None, None, None, passed, () if passed else ("wrong",)),
-            tool_calls=(),
-            final_text="done",
-            stop_reason="final",
-            error=None,
-            latency_ms=1.0,
-            input_tokens=1,
-            output_tokens=1,
-            cost_usd=None,
-            retries=0,
-            transcript_json=json.dumps({"messages": [], "executions": []}),
-        )
-        for case_id, passes in outcomes.items()
-        for attempt, passed in enumerate(passes, start=1)
-    ]
-    write_attempts(db, run_id, records)
-    finish_run(db, run_id, status="complete", passed=True, report=None)
-
-
 def test_attempts_drill_down_carries_prompt_calls_results_and_telemetry(store):
     rows = queries.attempts(store.db, store.run_id, store.steady, "weather-paris")
     assert list(rows["attempt"]) == [1, 2, 3, 4, 5]

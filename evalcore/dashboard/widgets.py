@@ -204,6 +204,8 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         st.caption("Why it failed")
         st.code(str(row["reasons"]), language=None, wrap_lines=True)
     transcript = _transcript(row.get("transcript"))
+    if isinstance(row["final_text"], str):
+        transcript.setdefault("final_text", row["final_text"])
     want, got = conversation.calls_side_by_side(expected, _actual_calls(transcript))
     expected_column, actual_column = st.columns(2)
     with expected_column:
