@@ -196,6 +196,18 @@ def test_export_as_frame_and_parquet(store):
     assert csv.startswith("run_id,run_date,") and len(csv.strip().splitlines()) == 16
     assert queries.attempts_count(store.db, AttemptFilters(models=(store.wrong,))) == 15
     assert len(queries.attempts_frame(store.db, limit=7)) == 7
+    assert {"fault", "robustness_outcome", "attack_attempted", "refused", "robustness_passed"} <= set(frame.columns)  # Layer 2 travels too
+
+
+def test_booleans_are_spelled_one_way_in_every_csv(store):
+    export = queries.attempts_export(store.db, AttemptFilters(models=(store.wrong,)), "csv").decode()
+    header, first = export.splitlines()[:2]
+    passed = dict(zip(header.split(","), first.split(","), strict=False))["passed"]
+    table = queries.frame_csv(queries.attempts_frame(store.db, AttemptFilters(models=(store.wrong,))))
+    summary = queries.frame_csv(queries.matrix(store.db))
+    assert passed in ("true", "false")
+    for text in (export, table, summary):
+        assert ",True," not in text and ",False," not in text and ("true" in text or "false" in text)
 
 
 def test_conformance_verdict_matches_the_server_by_fingerprint(store):

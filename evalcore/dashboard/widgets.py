@@ -20,6 +20,7 @@ import streamlit as st
 from evalcore import jobs
 from evalcore.dashboard import conversation
 from evalcore.errors import EvalcoreError
+from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
 
 EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`python -m evalcore conformance --reference` records a Layer 0 run only)."
@@ -138,7 +139,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
         event = None
     st.download_button(
         label or f"Download {name} as CSV",
-        frame.to_csv(index=False),
+        queries.frame_csv(frame),
         file_name=f"{name}.csv",
         mime="text/csv",
         key=f"download_{name}",

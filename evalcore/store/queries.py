@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from evalcore.errors import StoreError
@@ -469,7 +470,8 @@ EXPORT_SQL = (
     + """
     SELECT run_id, run_date, golden_path, server_target, server_fingerprint, model, model_version, simulated, case_id, case_kind, attempt,
            passed, selection_correct, args_correct, sequence_correct, over_call, task_completed, reasons_json, tool_calls_json,
-           final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, judge_json, cached_from, recorded_at
+           final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, judge_json, cached_from, recorded_at,
+           fault, robustness_outcome, attack_attempted, refused, robustness_passed
     FROM scoped ORDER BY run_date, run_id, model, case_id, attempt
     LIMIT ?"""
 )
@@ -504,6 +506,11 @@ EXPORT_COLUMNS = (
     "judge_json",
     "cached_from",
     "recorded_at",
+    "fault",
+    "robustness_outcome",
+    "attack_attempted",
+    "refused",
+    "robustness_passed",
 )
 
 
@@ -537,6 +544,23 @@ def attempts_export(path: Path, filters: AttemptFilters | None = None, file_form
             except duckdb.Error as exc:
                 raise StoreError(f"cannot export attempts from {path}: {exc}") from exc
         return target.read_bytes()
+
+
+def frame_csv(frame: pd.DataFrame) -> str:
+    """A table as CSV, booleans spelled `true`/`false` as DuckDB writes them in `attempts_export`: one spelling in every file."""
+    booleans = {column: frame[column].map(_csv_boolean) for column in frame.columns if _is_boolean(frame[column])}
+    return frame.assign(**booleans).to_csv(index=False) if booleans else frame.to_csv(index=False)
+
+
+def _is_boolean(column: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(column):
+        return True
+    values = column.dropna()
+    return column.dtype == object and not values.empty and all(isinstance(value, bool | np.bool_) for value in values)
+
+
+def _csv_boolean(value: Any) -> Any:
+    return ("true" if value else "false") if isinstance(value, bool | np.bool_) else value
 
 
 def attempts_parquet(path: Path, filters: AttemptFilters | None = None) -> bytes:
