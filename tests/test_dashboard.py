@@ -308,7 +308,8 @@ def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(stor
     buttons = {button.proto.label: button for button in app.get("download_button")}
     assert "Download all attempts as CSV" in buttons and "Download all attempts as Parquet" in buttons
     assert not buttons["Download all attempts as Parquet"].proto.disabled
-    for name in ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "drift_flags", "conformance_runs"):
+    tables = ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "drift_flags")
+    for name in (*tables, "conformance_runs"):
         assert f"Download {name} as CSV" in buttons
     app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
     assert "15 attempts" in _texts(app)
