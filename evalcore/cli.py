@@ -60,8 +60,12 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     )
     conformance.add_argument("--timeout", type=float, default=10.0, help="seconds allowed for each answer (default 10)")
     conformance.add_argument("--deadline", type=float, default=300.0, help="seconds allowed for the whole suite (default 300)")
+    conformance.add_argument(
+        "--startup-timeout", type=float, default=20.0, help="stdio: extra seconds for the first answer of the freshly started server (default 20)"
+    )
     conformance.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
     conformance.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
+    conformance.add_argument("--strict", action="store_true", help="fail (exit 1) on SHOULD warnings too, not only on MUST failures")
 
     run = _command(commands, "run", "Layer 1: run a golden set through models with the server's tools, scored and stored")
     run.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")

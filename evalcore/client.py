@@ -67,6 +67,14 @@ class Exchange:
     def header(self, name: str) -> str | None:
         return self.wire.headers.get(name.lower())
 
+    def server_said(self) -> str:
+        """The server's own words when no usable response came: a JSON-RPC error under any id, else its first body bytes."""
+        error = next((m["error"] for m in self.wire.messages if isinstance(m.get("error"), dict)), None)
+        if isinstance(error, dict):
+            return f"error {error.get('code')} {str(error.get('message', ''))[:100]!r}"
+        body = self.wire.body.strip()
+        return repr(body[:80].decode("utf-8", "replace")) if body and not self.wire.messages else ""
+
     def describe(self) -> str:
         """A one-line account of what came back, for check details."""
         parts = [f"{self.method}:"]
@@ -74,6 +82,9 @@ class Exchange:
             parts.append(f"HTTP {self.status}")
         if self.failure is not None:
             parts.append(str(self.failure))
+            said = self.server_said()
+            if said:
+                parts.append(f"(the server said {said})")
         elif self.error is not None:
             parts.append(f"error {self.error_code} {str(self.error.get('message', ''))[:100]!r}")
         elif self.result is not None:

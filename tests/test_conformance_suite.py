@@ -22,7 +22,6 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "discover_drops_version": {"discover.lists_2026_07_28"},
     "no_server_info": {"discover.server_info"},
     "shuffle_tools": {"list_order.tools"},
-    "shuffle_prompts_resources": {"list_order.prompts_resources"},
     "ttl_not_integer": {"cache_fields.ttl_ms"},
     "bad_cache_scope": {"cache_fields.cache_scope"},
     "no_result_type": {"result_type.present"},
@@ -36,13 +35,14 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "missing_resource_32002": {"error_codes.missing_resource", "error_codes.retired_codes"},
     "unsupported_version_no_data": {"error_codes.unsupported_version"},
     "capability_error_no_data": {"error_codes.missing_capability"},
-    "retired_header_code": {"error_codes.retired_codes", "headers.method_required"},
+    "retired_header_code": {"error_codes.legacy_range", "headers.method_required"},
     "ignore_mcp_method": {"headers.method_required", "headers.method_mismatch"},
     "ignore_mcp_name": {"headers.name_required", "headers.name_mismatch"},
     "no_base64_header_decode": {"headers.name_base64"},
-    "ignore_version_header": {"headers.version_mismatch"},
+    "ignore_version_header": {"headers.version_mismatch", "headers.version_required"},
     "answers_ping": {"removed_methods.ping"},
     "answers_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "initialize_refusal_unnamed": {"removed_methods.initialize_names_versions"},
     "answers_logging_set_level": {"removed_methods.logging_set_level"},
     "answers_resources_subscribe": {"removed_methods.resources_subscribe"},
     "hands_out_session_id": {"removed_methods.no_session_id"},
@@ -54,16 +54,12 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "lax_meta": {"meta_validation.protocol_version_required", "meta_validation.client_capabilities_required"},
     "malformed_tool": {"meta_validation.wire_shapes"},
 }
-# What the official SDK 2.3.0 gets wrong out of the box (see docs/conformance.md).
-BARE_SDK_FAILURES = {
-    "error_codes.unknown_tool",
-    "headers.version_mismatch",
-    "headers.version_required",
-    "http_semantics.get_405",
-    "http_semantics.delete_405",
-    "removed_methods.no_session_id",
-}
-LIMITS = Limits(connect_timeout=3.0, read_timeout=5.0)
+# What the official SDK 2.3.0 gets wrong out of the box (see docs/conformance.md): it is dual-era, so
+# GET/DELETE and a request without MCP-Protocol-Version may take the legacy path.
+BARE_SDK_FAILURES = {"error_codes.unknown_tool", "headers.version_mismatch"}
+LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)
+# Starting every variant at once takes minutes on a loaded 2-core machine; the fixture waits for readiness.
+pytestmark = pytest.mark.timeout(900)
 
 
 def _suite(target: Target, runs: int = 1):
@@ -71,7 +67,8 @@ def _suite(target: Target, runs: int = 1):
 
 
 def _failing(report) -> set[str]:
-    return {check.id for check in report.checks if check.verdict in ("fail", "error")}
+    """MUST failures, SHOULD warnings and harness errors: everything a check caught."""
+    return {check.id for check in report.checks if check.verdict in ("fail", "warn", "info", "error")}
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +77,7 @@ def servers():
     variants = {"clean": [], "bare": ["--bare"], **{name: ["--defect", name] for name in EXPECTED_FAILURES}}
     processes = {name: ReferenceServerProcess(args) for name, args in variants.items()}
     try:
-        yield {name: process.url(timeout=90) for name, process in processes.items()}
+        yield {name: process.url(timeout=600) for name, process in processes.items()}
     finally:
         for process in processes.values():
             process.stop()
@@ -99,19 +96,23 @@ def test_reference_server_passes_every_check_five_times_over_http(servers):
     report = _suite(Target(url=servers["clean"]), runs=5)
     assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict != "pass"]
     assert all(check.verdict == "pass" and check.passes == 5 for check in report.checks)
-    assert report.passed and report.server_fingerprint
+    assert report.passed and report.passed_strictly() and report.server_fingerprint
+    assert report.era == "modern-only"
 
 
 def test_reference_server_passes_over_stdio_with_http_checks_not_applicable():
     report = _suite(Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio"), runs=2)
     assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict in ("fail", "error")]
-    skipped = {c.id for c in report.checks if c.verdict == "skip"}
-    assert skipped == {c.id for c in all_checks() if c.http_only}
+    not_applicable = {c.id for c in report.checks if c.verdict == "not_applicable"}
+    assert not_applicable == {c.id for c in all_checks() if c.http_only}
+    assert report.era == "modern-only"
     assert report.passed
 
 
 def test_bare_sdk_deviations_are_caught(servers):
-    assert _failing(_suite(Target(url=servers["bare"]))) == BARE_SDK_FAILURES
+    report = _suite(Target(url=servers["bare"]))
+    assert report.era == "dual-era", report.era_summary
+    assert _failing(report) == BARE_SDK_FAILURES
 
 
 @pytest.mark.parametrize("defect", sorted(EXPECTED_FAILURES))
@@ -124,3 +125,13 @@ def test_each_defect_fails_its_checks(servers, defect):
 def test_message_level_defects_are_caught_over_stdio(defect):
     report = _suite(Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio --defect {defect}"))
     assert EXPECTED_FAILURES[defect] <= _failing(report)
+
+
+def test_docs_quote_the_spec_sentence_of_every_check_and_its_level():
+    from pathlib import Path
+
+    docs = " ".join((Path(__file__).resolve().parents[1] / "docs" / "conformance.md").read_text().split())
+    missing = [check.id for check in all_checks() if check.quote not in docs]
+    assert missing == []
+    for check in all_checks():
+        assert f"| `{check.id}` | {check.level} |" in docs, check.id

@@ -15,7 +15,7 @@ from evalcore.transport.base import Limits
 from evalcore.transport.stdio import StdioTransport
 
 HOSTILE = Path(__file__).with_name("hostile_stdio.py")
-FAST = Limits(connect_timeout=1.0, read_timeout=1.5, max_response_bytes=1_000_000)
+FAST = Limits(connect_timeout=1.0, read_timeout=1.5, max_response_bytes=1_000_000, startup_timeout=1.0)
 
 
 def _exchanges(mode: str, count: int = 1):
@@ -35,7 +35,7 @@ def _exchanges(mode: str, count: int = 1):
 def test_hostile_stdio_servers_yield_bounded_failures(mode, kind):
     (exchange,), elapsed = _exchanges(mode)
     assert exchange.failure is not None and exchange.failure.kind == kind, exchange.describe()
-    assert elapsed < FAST.read_timeout + 4
+    assert elapsed < FAST.read_timeout + FAST.startup_timeout + 4
 
 
 def test_a_crashed_server_reports_its_stderr():
@@ -53,7 +53,7 @@ def test_requests_after_the_process_died_fail_fast():
     (first, second), elapsed = _exchanges("die-after-one", count=2)
     assert first.result == {"ok": True}
     assert second.failure is not None and second.failure.kind == "closed"
-    assert elapsed < FAST.read_timeout + 4
+    assert elapsed < FAST.read_timeout + FAST.startup_timeout + 4
 
 
 def test_a_command_that_does_not_exist_is_a_target_error():

@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from evalcore.conformance.registry import all_checks
-from evalcore.conformance.report import render_table, write_json, write_junit
+from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import ConfigError
 from evalcore.target import Target
@@ -18,14 +18,15 @@ def run_conformance_command(args: argparse.Namespace) -> int:
     if args.list_checks:
         for check in all_checks():
             scope = "http" if check.http_only else "http+stdio"
-            print(f"{check.id:<45} {check.level:<6} {scope:<10} {check.title}")
+            eras = "+".join(era.split("-")[0] for era in check.eras)
+            print(f"{check.id:<45} {check.level:<6} {scope:<10} {eras:<11} {check.title}")
         return 0
     if not (args.url or args.stdio or args.reference):
         raise ConfigError("conformance: one of the arguments --url --stdio --reference is required (see --help)")
     if args.runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {args.runs}")
-    if args.timeout <= 0 or args.deadline <= 0:
-        raise ConfigError("--timeout and --deadline must be positive")
+    if args.timeout <= 0 or args.deadline <= 0 or args.startup_timeout < 0:
+        raise ConfigError("--timeout and --deadline must be positive, --startup-timeout at least 0")
     if args.url is not None and not args.url.startswith(("http://", "https://")):
         raise ConfigError(f"--url must start with http:// or https://, got {args.url!r}")
     prefixes = tuple(args.only or ())
@@ -44,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     target = Target(url=args.url, stdio=args.stdio)
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
-    limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout)
+    limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)
     report = asyncio.run(run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only))
     print(render_table(report))
     if args.json:
@@ -56,4 +57,4 @@ def _run(args: argparse.Namespace) -> int:
 
         run_id = record_conformance_run(args.db, report)
         print(f"recorded as conformance run {run_id} in {args.db}", file=sys.stderr)
-    return 0 if report.passed else 1
+    return exit_code(report, strict=args.strict)

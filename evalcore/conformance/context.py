@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalcore.client import Exchange, McpClient
+from evalcore.conformance.era import EraProfile, is_modern_request
+from evalcore.conformance.registry import Era
 from evalcore.protocol import constants as c
 from evalcore.protocol.schemas import example_arguments
 from evalcore.transport.base import WireFailure, WireResponse
@@ -61,14 +63,23 @@ class ToolCall:
 class RunContext:
     """What one run of the suite has seen so far, and how to ask for more."""
 
-    def __init__(self, client: McpClient, tool_policy: ToolPolicy = "readonly") -> None:
+    def __init__(
+        self, client: McpClient, tool_policy: ToolPolicy = "readonly", profile: EraProfile | None = None, *, first_discover: Exchange | None = None
+    ) -> None:
         self.client = client
         self.kind = client.transport.kind
         self.tool_policy = tool_policy
+        self.profile = profile
         self.exchanges: list[Exchange] = []
         self._memo: dict[str, Any] = {}
         self.nonce = secrets.token_hex(4)  # unique names for things that must not exist
         self._timeouts_in_a_row = 0
+        if first_discover is not None:  # the era probe's discover is this run's first request
+            self._memo["discover"] = self._record(first_discover)
+
+    @property
+    def era(self) -> Era:
+        return self.profile.era if self.profile is not None else "modern-only"
 
     @property
     def is_http(self) -> bool:
@@ -82,6 +93,14 @@ class RunContext:
 
     async def send_raw(self, body: bytes, **options: Any) -> Exchange:
         return self._record(self._stalled(options.get("label", "raw")) or await self.client.send_raw(body, **options))
+
+    def modern_exchanges(self) -> list[Exchange]:
+        """The exchanges sent as a 2026-07-28 client sends them (over stdio: all of them).
+
+        Scans judge only these: a dual-era server may answer deliberately
+        legacy-shaped traffic the legacy way.
+        """
+        return [e for e in self.exchanges if is_modern_request(e, http=self.is_http)]
 
     def _stalled(self, method: str) -> Exchange | None:
         if self._timeouts_in_a_row < STALL_AFTER_TIMEOUTS:

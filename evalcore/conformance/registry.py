@@ -3,7 +3,9 @@
 A check is a small async function judging one rule of the spec against a live
 server. Its id (`family.name`) is stable: reports, the store and the JUnit
 output all name it, so a user can always find which rule failed and where the
-spec says so.
+spec says so. Each check carries the spec sentence it enforces (`quote`); its
+level (MUST, SHOULD, MAY) is the one that sentence uses, and it names the
+server eras the rule is written for.
 """
 
 from __future__ import annotations
@@ -26,9 +28,29 @@ FAMILIES: tuple[str, ...] = (
     "removed_methods",
     "http_semantics",
     "meta_validation",
+    "prompts",
+    "completion",
+    "resources",
+    "pagination",
+    "subscriptions",
+    "tools",
+    "jsonrpc",
+    "mrtr",
 )
 
-Outcome = Literal["pass", "fail", "skip", "error"]
+Era = Literal["modern-only", "dual-era", "legacy-only"]
+"""What the server speaks (spec basic/versioning.mdx "Terminology"): modern = 2026-07-28 and later
+(per-request `_meta`), legacy = an `initialize` handshake (2025-11-25 and earlier), dual-era = both."""
+MODERN_ERAS: tuple[Era, ...] = ("modern-only", "dual-era")
+Level = Literal["MUST", "SHOULD", "MAY"]
+# RFC 2119 words for each level, as the spec may write them (the schema's descriptions use lower case).
+LEVEL_WORDS: dict[str, tuple[str, ...]] = {"MUST": ("must", "required"), "SHOULD": ("should", "recommended"), "MAY": ("may", "optional")}
+
+# What one run of a check can say. A check only ever returns pass, fail, error,
+# not_applicable or not_testable; its level turns a fail into a warning (SHOULD)
+# or a note (MAY) when the runs are reduced.
+Outcome = Literal["pass", "fail", "warn", "info", "error", "not_applicable", "not_testable"]
+NOT_JUDGED: frozenset[str] = frozenset({"not_applicable", "not_testable"})
 
 
 @dataclass(frozen=True)
@@ -47,9 +69,14 @@ def failed(detail: str) -> Verdict:
     return Verdict("fail", detail)
 
 
-def skipped(detail: str) -> Verdict:
-    """The rule does not apply to this server or transport; never counted as a pass."""
-    return Verdict("skip", detail)
+def not_applicable(reason: str) -> Verdict:
+    """The rule is not written for this server (its era, its transport); never counted either way."""
+    return Verdict("not_applicable", reason)
+
+
+def not_testable(reason: str) -> Verdict:
+    """The rule applies but the server offers nothing to test it on (no prompts, no callable tool...)."""
+    return Verdict("not_testable", f"not testable on this server: {reason}")
 
 
 def verdict(ok: bool, detail_if_failed: str, detail_if_passed: str = "") -> Verdict:
@@ -64,7 +91,9 @@ class Check:
     id: str
     title: str
     spec: str  # where the rule is written, as a path in the spec repository plus anchor
-    level: Literal["MUST", "SHOULD"]
+    level: Level
+    quote: str  # the spec sentence the check enforces, word for word (docs/conformance.md quotes it too)
+    eras: tuple[Era, ...]
     http_only: bool
     scan: bool  # judges every exchange of the run, so it runs after all other checks
     function: CheckFunction
@@ -82,19 +111,29 @@ def check(
     *,
     title: str,
     spec: str,
-    level: Literal["MUST", "SHOULD"] = "MUST",
+    quote: str,
+    level: Level = "MUST",
+    eras: tuple[Era, ...] = MODERN_ERAS,
     http_only: bool = False,
     scan: bool = False,
 ) -> Callable[[CheckFunction], CheckFunction]:
-    """Register a check under `check_id`, which must be `family.name` with a known family."""
+    """Register a check under `check_id`, which must be `family.name` with a known family.
+
+    `level` must be a word the quoted sentence uses, so a check can never claim
+    more than the spec says.
+    """
     family, _, name = check_id.partition(".")
     if family not in FAMILIES or not name:
         raise ValueError(f"check id {check_id!r} must be 'family.name' with family in {FAMILIES}")
     if check_id in REGISTRY:
         raise ValueError(f"check id {check_id!r} registered twice")
+    if not any(word in quote.lower() for word in LEVEL_WORDS[level]):
+        raise ValueError(f"check {check_id!r}: level {level} is not a word of the sentence it quotes")
+    if not eras:
+        raise ValueError(f"check {check_id!r} applies to no era")
 
     def register(function: CheckFunction) -> CheckFunction:
-        REGISTRY[check_id] = Check(check_id, title, spec, level, http_only, scan, function)
+        REGISTRY[check_id] = Check(check_id, title, spec, level, " ".join(quote.split()), eras, http_only, scan, function)
         return function
 
     return register

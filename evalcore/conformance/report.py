@@ -8,9 +8,19 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from evalcore.conformance.runner import SuiteReport
+from evalcore.conformance.runner import CheckReport, SuiteReport
 
-VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "skip": "skip", "error": "ERROR"}
+VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "note", "error": "ERROR", "not_applicable": "n/a", "not_testable": "untested"}
+# Exit codes of `evalcore conformance` (docs/conformance.md "Exit codes").
+EXIT_CONFORMANT, EXIT_NOT_CONFORMANT, EXIT_LEGACY_ONLY = 0, 1, 3
+
+
+def exit_code(report: SuiteReport, *, strict: bool = False) -> int:
+    """0 conformant; 1 a MUST failed or a check errored (or, with `strict`, a SHOULD failed); 3 legacy-only server."""
+    if report.legacy_verdict is not None:
+        return EXIT_LEGACY_ONLY
+    ok = report.passed_strictly() if strict else report.passed
+    return EXIT_CONFORMANT if ok else EXIT_NOT_CONFORMANT
 
 
 def to_json(report: SuiteReport) -> dict[str, Any]:
@@ -18,8 +28,13 @@ def to_json(report: SuiteReport) -> dict[str, Any]:
         "target": report.target,
         "transport": report.transport,
         "protocolVersion": report.protocol_version,
+        "era": report.era,
+        "eraSummary": report.era_summary,
+        "legacyVerdict": report.legacy_verdict,
         "runs": report.runs,
         "passed": report.passed,
+        "passedStrict": report.passed_strictly(),
+        "warnings": len(report.warnings),
         "toolPolicy": report.tool_policy,
         "startedAt": report.started_at.isoformat(),
         "durationSeconds": round(report.duration_s, 3),
@@ -33,6 +48,8 @@ def to_json(report: SuiteReport) -> dict[str, Any]:
                 "title": c.title,
                 "spec": c.spec,
                 "level": c.level,
+                "quote": c.quote,
+                "eras": list(c.eras),
                 "passes": c.passes,
                 "runs": c.runs,
                 "passed": c.passed,
@@ -56,18 +73,22 @@ def to_junit(report: SuiteReport) -> ET.ElementTree:
         tests=str(len(report.checks)),
         failures=str(sum(c.verdict == "fail" for c in report.checks)),
         errors=str(sum(c.verdict == "error" for c in report.checks)),
-        skipped=str(sum(c.verdict == "skip" for c in report.checks)),
+        skipped=str(sum(c.verdict in ("not_applicable", "not_testable") for c in report.checks)),
         time=f"{report.duration_s:.3f}",
         timestamp=report.started_at.isoformat(),
     )
-    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="target", value=report.target)
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="target", value=report.target)
+    ET.SubElement(properties, "property", name="era", value=report.era)
     for check in report.checks:
         case = ET.SubElement(suite, "testcase", classname=f"conformance.{check.family}", name=check.id)
         message = f"{check.passes}/{check.runs}: {check.detail}"
         if check.verdict in ("fail", "error"):
             ET.SubElement(case, "failure" if check.verdict == "fail" else "error", message=message).text = f"{check.title}\nspec: {check.spec}\n{message}"
-        elif check.verdict == "skip":
+        elif check.verdict in ("not_applicable", "not_testable"):
             ET.SubElement(case, "skipped", message=check.detail)
+        elif check.verdict in ("warn", "info"):
+            ET.SubElement(case, "system-out").text = f"{check.level} not met: {message}"
     return ET.ElementTree(suite)
 
 
@@ -79,24 +100,37 @@ def write_junit(report: SuiteReport, path: Path) -> None:
 
 
 def render_table(report: SuiteReport, width: int | None = None) -> str:
-    """The human summary: one row per check, then a verdict line."""
+    """The human summary: the era first, one row per check, SHOULD warnings apart, then a verdict line."""
     width = width or shutil.get_terminal_size((120, 20)).columns
+    head = f"MCP conformance ({report.protocol_version}) for {report.target}" + (f" — {report.server_name}" if report.server_name else "")
+    lines = [f"{head} — {report.era_summary or 'era: ' + report.era}"]
+    if report.legacy_verdict is not None:
+        lines.append(f"LEGACY ONLY: {report.legacy_verdict} — {report.duration_s:.2f}s")
+        return "\n".join(lines)
+    lines.append(f"{report.runs} runs per check, hard gate at {report.runs}/{report.runs}; tools called: {report.tool_policy}")
+    lines.append("")
     id_width = max(len(c.id) for c in report.checks) if report.checks else 10
-    lines = [
-        f"MCP conformance ({report.protocol_version}) for {report.target}" + (f" — {report.server_name}" if report.server_name else ""),
-        f"{report.runs} runs per check, hard gate at {report.runs}/{report.runs}; tools called: {report.tool_policy}",
-        "",
-        f"{'check':<{id_width}}  {'passes':>7}  {'verdict':<7}  reason",
-    ]
-    for check in report.checks:
-        tally = "—" if check.verdict == "skip" else f"{check.passes}/{check.runs}"
-        prefix = f"{check.id:<{id_width}}  {tally:>7}  {VERDICT_LABEL[check.verdict]:<7}  "
+    lines.append(f"{'check':<{id_width}}  {'level':<6}  {'passes':>7}  {'verdict':<8}  reason")
+
+    def row(check: CheckReport) -> str:
+        tally = "—" if check.verdict in ("not_applicable", "not_testable") else f"{check.passes}/{check.runs}"
+        prefix = f"{check.id:<{id_width}}  {check.level:<6}  {tally:>7}  {VERDICT_LABEL[check.verdict]:<8}  "
         reason = " ".join(check.detail.split())
         room = max(20, width - len(prefix))
-        lines.append(prefix + (reason if len(reason) <= room else reason[: room - 1] + "…"))
+        return prefix + (reason if len(reason) <= room else reason[: room - 1] + "…")
+
+    lines.extend(row(check) for check in report.checks if check.verdict not in ("warn", "info"))
+    for verdict, title in (("warn", "SHOULD not met (warnings; they fail the suite only with --strict):"), ("info", "MAY not taken (notes, never failures):")):
+        apart = [check for check in report.checks if check.verdict == verdict]
+        if apart:
+            lines.extend(["", title])
+            lines.extend(row(check) for check in apart)
     counts = {v: sum(c.verdict == v for c in report.checks) for v in VERDICT_LABEL}
     lines.append("")
     lines.extend(f"note: {note}" for note in report.notes)
-    summary = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, {counts['skip']} not applicable — {report.duration_s:.2f}s"
+    summary = (
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, {counts['warn']} warnings, "
+        f"{counts['not_applicable']} not applicable, {counts['not_testable']} not testable — {report.duration_s:.2f}s"
+    )
     lines.append(("CONFORMANT: " if report.passed else "NOT CONFORMANT: ") + summary)
     return "\n".join(lines)

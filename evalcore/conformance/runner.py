@@ -1,8 +1,12 @@
-"""Orchestration: run every conformance check `runs` times against one server and reduce to a report.
+"""Orchestration: find the server's era, run every conformance check `runs` times, reduce to a report.
 
-A check passes only at runs/runs (hard gate). A server that stops answering
-fails the checks of that run with the reason; the harness itself never hangs
-(every request is bounded, and the whole suite has a deadline).
+A check passes only at runs/runs (hard gate). Its level decides what a failure
+means: a MUST failure fails the suite, a SHOULD failure is a warning (failing
+only under `strict`), a MAY failure is a note. A rule not written for the
+server's era or transport is "not applicable"; a legacy-only server gets one
+verdict and no checks. A server that stops answering fails the checks of that
+run with the reason; the harness itself never hangs (every request is
+bounded, and the whole suite has a deadline).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from datetime import UTC, datetime
 from evalcore import __version__
 from evalcore.client import McpClient
 from evalcore.conformance.context import RunContext, ToolPolicy
-from evalcore.conformance.registry import Check, Outcome, Verdict, all_checks
+from evalcore.conformance.era import EraProfile, detect_era
+from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Verdict, all_checks
 from evalcore.errors import TargetError
 from evalcore.fingerprint import server_fingerprint
 from evalcore.protocol.constants import PROTOCOL_VERSION
@@ -34,8 +39,10 @@ class CheckReport:
     level: str
     passes: int
     runs: int
-    verdict: Outcome  # pass | fail | skip | error
+    verdict: Outcome  # pass | fail (MUST) | warn (SHOULD) | info (MAY) | error | not_applicable | not_testable
     detail: str
+    quote: str = ""
+    eras: tuple[Era, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -56,11 +63,24 @@ class SuiteReport:
     protocol_version: str = PROTOCOL_VERSION
     evalcore_version: str = __version__
     notes: tuple[str, ...] = field(default=())
+    era: Era = "modern-only"
+    era_summary: str = ""
+    legacy_verdict: str | None = None  # set for a legacy-only server, which gets no checks
 
     @property
     def passed(self) -> bool:
-        """Every check that applies passed in every run (skips do not count either way)."""
-        return all(check.verdict in ("pass", "skip") for check in self.checks) and any(c.verdict == "pass" for c in self.checks)
+        """No MUST failed and no check errored (warnings, notes and non-applicable checks do not count)."""
+        if self.legacy_verdict is not None:
+            return False
+        return all(check.verdict not in ("fail", "error") for check in self.checks) and any(c.verdict == "pass" for c in self.checks)
+
+    @property
+    def warnings(self) -> tuple[CheckReport, ...]:
+        return tuple(check for check in self.checks if check.verdict == "warn")
+
+    def passed_strictly(self) -> bool:
+        """`passed`, and no SHOULD failed either (`--strict`)."""
+        return self.passed and not self.warnings
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -87,13 +107,21 @@ async def run_suite(
     notes: list[str] = []
     transport = target.open(limits)
     client = McpClient(transport, limits=limits)
+    profile: EraProfile | None = None
     try:
         async with asyncio.timeout(deadline_s):
-            for run_index in range(runs):
-                ctx = RunContext(client, tool_policy)
+            profile = await detect_era(client, limits)
+            first = profile.discover
+            if first.failure is not None and first.failure.kind in ("connect", "closed") and not profile.legacy_versions:
+                raise TargetError(f"cannot reach {target}: {first.failure.detail}")
+            if profile.era == "legacy-only":
+                runs_to_do = 0
+                server_name = next((p.server_info for p in profile.legacy if p.server_info), None)
+            else:
+                runs_to_do = runs
+            for run_index in range(runs_to_do):
+                ctx = RunContext(client, tool_policy, profile, first_discover=first if run_index == 0 else None)
                 discover = await ctx.discover()
-                if run_index == 0 and discover.failure is not None and discover.failure.kind in ("connect", "closed"):
-                    raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
                 if discover.failure is not None:
                     for check in checks:
                         outcomes[check.id].append(Verdict("fail", f"server did not answer server/discover: {discover.failure}"))
@@ -109,7 +137,8 @@ async def run_suite(
             verdicts.extend(Verdict("fail", f"not run: suite deadline of {deadline_s:g}s reached") for _ in range(runs - len(verdicts)))
     finally:
         await client.aclose()
-    reports = tuple(_reduce(check, outcomes[check.id], runs) for check in checks)
+    legacy_only = profile is not None and profile.era == "legacy-only"
+    reports = () if legacy_only else tuple(_reduce(check, outcomes[check.id], runs) for check in checks)
     return SuiteReport(
         target=str(target),
         transport=target.transport,
@@ -121,12 +150,17 @@ async def run_suite(
         server_name=server_name,
         checks=reports,
         notes=tuple(notes),
+        era=profile.era if profile is not None else "modern-only",
+        era_summary=profile.summary() if profile is not None else "era: not determined (suite deadline reached first)",
+        legacy_verdict=profile.legacy_verdict() if legacy_only and profile is not None else None,
     )
 
 
 async def _run_one(check: Check, ctx: RunContext) -> Verdict:
     if check.http_only and not ctx.is_http:
-        return Verdict("skip", "HTTP only; not applicable over stdio")
+        return Verdict("not_applicable", "HTTP only; not applicable over stdio")
+    if ctx.era not in check.eras:
+        return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {ctx.era}")
     try:
         return await check.function(ctx)
     except Exception as exc:  # a bug in the harness, not a server defect: say so plainly
@@ -134,20 +168,26 @@ async def _run_one(check: Check, ctx: RunContext) -> Verdict:
         return Verdict("error", f"harness error in {check.id} ({type(exc).__name__}: {exc} at {frame.filename}:{frame.lineno}); please report it")
 
 
+FAILURE_AT_LEVEL: dict[str, Outcome] = {"MUST": "fail", "SHOULD": "warn", "MAY": "info"}
+
+
 def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
-    judged = [v for v in verdicts if v.outcome != "skip"]
+    judged = [v for v in verdicts if v.outcome not in NOT_JUDGED]
     passes = sum(1 for v in judged if v.outcome == "pass")
     bad = next((v for v in judged if v.outcome in ("error", "fail")), None)
     if not judged:
-        verdict: Outcome = "skip"
+        verdict: Outcome = verdicts[0].outcome if verdicts else "not_applicable"
         detail = verdicts[0].detail if verdicts else "not run"
     elif bad is not None:
-        verdict = "error" if any(v.outcome == "error" for v in judged) else "fail"
-        bad = next(v for v in judged if v.outcome == verdict)
+        failure: Outcome = "error" if any(v.outcome == "error" for v in judged) else "fail"
+        bad = next(v for v in judged if v.outcome == failure)
+        verdict = "error" if failure == "error" else FAILURE_AT_LEVEL[check.level]
         detail = bad.detail if len(judged) - passes == len(judged) else f"{bad.detail} (failed {len(judged) - passes} of {len(judged)} runs)"
     else:
         verdict, detail = "pass", judged[-1].detail
-    return CheckReport(check.id, check.family, check.title, check.spec, check.level, passes, len(judged) if judged else runs, verdict, detail)
+    return CheckReport(
+        check.id, check.family, check.title, check.spec, check.level, passes, len(judged) if judged else runs, verdict, detail, check.quote, check.eras
+    )
 
 
 def _server_name(discover_result: dict[str, object] | None) -> str | None:

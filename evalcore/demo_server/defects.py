@@ -173,12 +173,33 @@ def _initialize_result() -> dict[str, Any]:
     }
 
 
+def _unnamed_initialize_refusal(request: wire.Message, reply: wire.Message) -> wire.Message:
+    error = reply.get("error")
+    if request.get("method") == "initialize" and isinstance(error, dict):
+        error["message"] = "Bad Request"
+        error.pop("data", None)
+    return reply
+
+
 def _session_header(request: HttpRequest, headers: HeaderList) -> HeaderList:
     return [*headers, (HEADER_SESSION_ID, uuid.uuid4().hex)]
 
 
+def _has_modern_meta(message: object) -> bool:
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+
+
+def _modern_initialize_answered(message: wire.Message) -> wire.Message | Answer:
+    """Answer an `initialize` that carries the 2026 envelope; a legacy one is still refused, so the server stays modern-only."""
+    if message.get("method") == "initialize" and _has_modern_meta(message):
+        return Answer(wire.result_message(wire.request_id_of(message), _initialize_result()))
+    return message
+
+
 def _session_on_initialize(request: HttpRequest, headers: HeaderList) -> HeaderList:
-    if isinstance(request.body, dict) and request.body.get("method") == "initialize":
+    if isinstance(request.body, dict) and request.body.get("method") == "initialize" and _has_modern_meta(request.body):
         return _session_header(request, headers)
     return headers
 
@@ -267,12 +288,6 @@ _ALL: Final[tuple[Defect, ...]] = (
     ),
     Defect("no_server_info", "results carry no _meta serverInfo", False, _results(_drop_server_info)),
     Defect("shuffle_tools", "tools/list order changes on every call", False, _rotating({"tools/list": "tools"})),
-    Defect(
-        "shuffle_prompts_resources",
-        "resources/list and prompts/list order changes on every call",
-        False,
-        _rotating({"resources/list": "resources", "prompts/list": "prompts"}),
-    ),
     Defect("ttl_not_integer", "list results carry ttlMs 1500.5", False, _results(_replace("ttlMs", 1500.5), _LIST_METHODS)),
     Defect(
         "bad_cache_scope",
@@ -364,9 +379,15 @@ _ALL: Final[tuple[Defect, ...]] = (
     Defect("answers_ping", "ping returns {} instead of -32601", False, lambda: Tamper(request=_answering("ping", dict))),
     Defect(
         "answers_initialize",
-        "initialize returns an InitializeResult (and over HTTP an Mcp-Session-Id)",
+        "initialize sent with the 2026 _meta returns an InitializeResult (and over HTTP an Mcp-Session-Id)",
         False,
-        lambda: Tamper(request=_answering("initialize", _initialize_result), http_headers=_session_on_initialize),
+        lambda: Tamper(request=_modern_initialize_answered, http_headers=_session_on_initialize),
+    ),
+    Defect(
+        "initialize_refusal_unnamed",
+        "a refused legacy initialize does not name the supported versions",
+        False,
+        lambda: Tamper(response=_unnamed_initialize_refusal),
     ),
     Defect("answers_logging_set_level", "logging/setLevel returns {}", False, lambda: Tamper(request=_answering("logging/setLevel", dict))),
     Defect("answers_resources_subscribe", "resources/subscribe returns {}", False, lambda: Tamper(request=_answering("resources/subscribe", dict))),

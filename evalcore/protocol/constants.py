@@ -69,3 +69,10 @@ RETIRED_ERROR_CODES: Final = {
     -32004: "draft UnsupportedProtocolVersion, now -32022",
     -32042: "retired URL-elicitation-required code",
 }
+# The codes a 2026-07-28 implementation MUST NOT emit (spec/basic/index.mdx "Error Codes").
+FORBIDDEN_ERROR_CODES: Final = frozenset({-32002, -32042})
+# -32000..-32019: the legacy implementation-defined sub-range, which new implementations SHOULD NOT use.
+LEGACY_CODE_RANGE: Final = range(-32019, -31999)
+# -32020..-32099: reserved for the spec; only the codes it defines may be emitted.
+SPEC_CODE_RANGE: Final = range(-32099, -32019)
+SPEC_DEFINED_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})

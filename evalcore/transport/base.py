@@ -47,6 +47,9 @@ class Limits:
     max_response_bytes: int = 8 * 1024 * 1024
     max_sse_events: int = 1000
     max_stream_retries: int = 2
+    # stdio: extra time for the first answer of a freshly started process (an interpreter starting
+    # on a loaded machine is not the server being slow to answer).
+    startup_timeout: float = 20.0
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ class HttpTransport:
                 response = await self._client.send(request, stream=True)
                 try:
                     reader.start(response)
+                    if http_method != "POST" and reader.is_event_stream:
+                        return reader.finish((time.perf_counter() - started) * 1000)  # GET's stream: the status line is the answer
                     async for chunk in response.aiter_raw():
                         if reader.feed(chunk):
                             break
@@ -100,6 +102,10 @@ class _BodyReader:
         self.headers = {name.lower(): value for name, value in response.headers.items()}
         if _media_type(self.headers.get("content-type", "")) == "text/event-stream":
             self._sse = SseDecoder()
+
+    @property
+    def is_event_stream(self) -> bool:
+        return self._sse is not None
 
     def feed(self, chunk: bytes) -> bool:
         """Take one chunk; True when reading should stop (response found or a limit hit)."""

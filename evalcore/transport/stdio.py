@@ -32,26 +32,32 @@ class StdioTransport:
             raise TargetError("the --stdio command is empty; give the command that starts your server")
         self.target = command if isinstance(command, str) else shlex.join(command)
         self.limits = limits or Limits()
-        self._env = dict(env) if env is not None else None
+        self.env = dict(env) if env is not None else None  # added to os.environ for the child
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]]] = {}
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._tasks: list[asyncio.Task[None]] = []
         self._dead: WireFailure | None = None
         self.unsolicited: list[JsonObject] = []  # notifications and server requests, kept for checks
+        self.started_at: float | None = None
+        self.first_line_at: float | None = None  # when the process first wrote to stdout: it is up
+        self._allowance_used = False  # the start-up allowance goes to the first request only
 
     async def start(self) -> None:
+        if self._process is not None:
+            return
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self._env} if self._env is not None else None,
+                env={**os.environ, **self.env} if self.env is not None else None,
                 limit=self.limits.max_response_bytes,
             )
         except OSError as exc:
             raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
+        self.started_at = time.perf_counter()
         self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
 
     async def send(
@@ -82,10 +88,14 @@ class StdioTransport:
             return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
         if future is None or expect_id is None:
             return _wire(b"", None, None, started)
+        starting = self.first_line_at is None and not self._allowance_used
+        self._allowance_used = True
+        wait = self.limits.read_timeout + (self.limits.startup_timeout if starting else 0.0)
         try:
-            line, message, failure = await asyncio.wait_for(future, self.limits.read_timeout)
+            line, message, failure = await asyncio.wait_for(future, wait)
         except TimeoutError:
-            return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{self._tail()}"), started)
+            during = f" (+{self.limits.startup_timeout:g}s allowed for the process to start)" if starting else ""
+            return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{during}{self._tail()}"), started)
         finally:
             self._pending.pop(expect_id, None)
         return _wire(line, message, failure, started)
@@ -103,6 +113,8 @@ class StdioTransport:
                 code = await self._process.wait()
                 self._kill_all(WireFailure("closed", f"server process exited with code {code}{self._tail()}"))
                 return
+            if self.first_line_at is None:
+                self.first_line_at = time.perf_counter()
             if not line.strip():
                 continue
             try:

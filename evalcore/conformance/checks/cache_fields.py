@@ -20,7 +20,9 @@ async def _cacheable_results(ctx: RunContext) -> list[tuple[str, dict[str, Any]]
     return results
 
 
-@check("cache_fields.ttl_ms", title="cacheable results carry an integer ttlMs >= 0", spec=SPEC)
+@check(
+    "cache_fields.ttl_ms", title="cacheable results carry an integer ttlMs >= 0", spec=SPEC, quote="Servers **MUST** provide a `ttlMs` value that is `>= 0`."
+)
 async def ttl_ms(ctx: RunContext) -> Verdict:
     results = await _cacheable_results(ctx)
     if not results:
@@ -32,7 +34,12 @@ async def ttl_ms(ctx: RunContext) -> Verdict:
     return passed(f"{len(results)} cacheable results checked")
 
 
-@check("cache_fields.cache_scope", title="cacheable results carry cacheScope public|private", spec=SPEC)
+@check(
+    "cache_fields.cache_scope",
+    title="cacheable results carry cacheScope public|private",
+    spec=SPEC,
+    quote='Servers MUST include caching hints on results with `resultType: "complete"` returned by the following operations',
+)
 async def cache_scope(ctx: RunContext) -> Verdict:
     results = await _cacheable_results(ctx)
     if not results:

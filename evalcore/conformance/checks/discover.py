@@ -9,7 +9,7 @@ from evalcore.protocol import constants as c
 SPEC = "docs/specification/2026-07-28/server/discover.mdx"
 
 
-@check("discover.responds", title="server/discover answers with a result", spec=SPEC)
+@check("discover.responds", title="server/discover answers with a result", spec=SPEC, quote="Servers **MUST** implement it.")
 async def responds(ctx: RunContext) -> Verdict:
     exchange = await ctx.discover()
     if exchange.result is None:
@@ -17,7 +17,15 @@ async def responds(ctx: RunContext) -> Verdict:
     return passed("server/discover answered")
 
 
-@check("discover.lists_2026_07_28", title="supportedVersions lists 2026-07-28", spec=SPEC)
+@check(
+    "discover.lists_2026_07_28",
+    title="supportedVersions lists 2026-07-28",
+    spec="docs/specification/2026-07-28/basic/versioning.mdx",
+    # A server that answered a 2026-07-28 request implements that version, so the list of
+    # "protocol versions the server supports" must name it.
+    quote="If the server does not implement the requested version (whether the version is unknown to the server, or is a known version "
+    "the server has chosen not to support), it **MUST** respond with an `UnsupportedProtocolVersionError` listing the versions it does support",
+)
 async def lists_current_version(ctx: RunContext) -> Verdict:
     result = (await ctx.discover()).result
     if result is None:
@@ -33,8 +41,9 @@ async def lists_current_version(ctx: RunContext) -> Verdict:
 @check(
     "discover.server_info",
     title="results carry _meta serverInfo {name, version}",
-    spec="docs/specification/2026-07-28/basic/index.mdx",
+    spec="docs/specification/2026-07-28/server/discover.mdx",
     level="SHOULD",
+    quote="`_meta['io.modelcontextprotocol/serverInfo']`: Name and version of the server software. Servers **SHOULD** include this field.",
 )
 async def server_info(ctx: RunContext) -> Verdict:
     result = (await ctx.discover()).result

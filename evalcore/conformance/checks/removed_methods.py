@@ -6,10 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalcore.conformance.context import RunContext, error_shape
-from evalcore.conformance.registry import Verdict, check, failed, passed
+from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
 from evalcore.protocol import constants as c
 
-SPEC = "docs/specification/2026-07-28/changelog.mdx"
+SPEC_HTTP = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
+NOT_IMPLEMENTED = (
+    "If the server does not implement the requested RPC method, it **MUST** respond with `404 Not Found` and a JSON-RPC error "
+    "with code `-32601` (`Method not found`)."
+)
 
 
 async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any] | None = None) -> Verdict:
@@ -24,8 +28,10 @@ async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any
 
 @check(
     "removed_methods.initialize",
-    title="initialize is refused (HTTP: 404 -32601) and opens no session",
-    spec="docs/specification/2026-07-28/basic/versioning.mdx",
+    title="initialize with the 2026 envelope is refused (HTTP: 404 -32601) and opens no session",
+    spec=SPEC_HTTP,
+    quote=NOT_IMPLEMENTED,
+    eras=("modern-only",),
 )
 async def initialize(ctx: RunContext) -> Verdict:
     params = {"protocolVersion": c.PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "evalcore", "version": "0"}}
@@ -39,25 +45,60 @@ async def initialize(ctx: RunContext) -> Verdict:
     return passed(f"refused with {exchange.error_code}")
 
 
-@check("removed_methods.ping", title="ping answers -32601 (HTTP 404)", spec=SPEC)
+@check(
+    "removed_methods.initialize_names_versions",
+    title="a refused legacy initialize names the versions the server supports",
+    spec="docs/specification/2026-07-28/basic/versioning.mdx",
+    level="SHOULD",
+    quote="A server that supports only modern versions **SHOULD** name the protocol versions it supports in any error it returns to an "
+    "`initialize` request, on any transport",
+    eras=("modern-only",),
+)
+async def initialize_names_versions(ctx: RunContext) -> Verdict:
+    refusals = [probe for probe in (ctx.profile.legacy if ctx.profile else ()) if probe.accepted is None]
+    if not refusals:
+        return not_testable("the era probe's legacy initialize got no answer to read")
+    for probe in refusals:
+        if c.PROTOCOL_VERSION not in probe.refusal:
+            return failed(f"legacy initialize {probe.requested} refused without naming {c.PROTOCOL_VERSION}: {probe.answer}")
+    return passed(f"the refusal names {c.PROTOCOL_VERSION}")
+
+
+@check("removed_methods.ping", title="ping answers -32601 (HTTP 404)", spec=SPEC_HTTP, quote=NOT_IMPLEMENTED)
 async def ping(ctx: RunContext) -> Verdict:
     return await _expect_removed(ctx, "ping")
 
 
-@check("removed_methods.logging_set_level", title="logging/setLevel answers -32601 (HTTP 404)", spec=SPEC)
+@check("removed_methods.logging_set_level", title="logging/setLevel answers -32601 (HTTP 404)", spec=SPEC_HTTP, quote=NOT_IMPLEMENTED)
 async def logging_set_level(ctx: RunContext) -> Verdict:
     return await _expect_removed(ctx, "logging/setLevel", {"level": "info"})
 
 
-@check("removed_methods.resources_subscribe", title="resources/subscribe answers -32601 (HTTP 404); subscriptions/listen replaces it", spec=SPEC)
+@check(
+    "removed_methods.resources_subscribe",
+    title="resources/subscribe answers -32601 (HTTP 404); subscriptions/listen replaces it",
+    spec=SPEC_HTTP,
+    quote=NOT_IMPLEMENTED,
+)
 async def resources_subscribe(ctx: RunContext) -> Verdict:
     return await _expect_removed(ctx, "resources/subscribe", {"uri": "evalcore://any"})
 
 
-@check("removed_methods.no_session_id", title="no response ever carries Mcp-Session-Id", spec=SPEC, http_only=True, scan=True)
+@check(
+    "removed_methods.no_session_id",
+    title="no answer to a 2026-07-28 request (to any request, for a modern-only server) carries Mcp-Session-Id",
+    spec=SPEC_HTTP,
+    level="SHOULD",
+    quote="A server that supports only this revision and receives such traffic from an older client **SHOULD** respond as follows: [...] "
+    "An `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo session IDs.",
+    http_only=True,
+    scan=True,
+)
 async def no_session_id(ctx: RunContext) -> Verdict:
-    for exchange in ctx.exchanges:
+    # A dual-era server may serve deliberately legacy-shaped requests the legacy way, sessions included.
+    judged = ctx.exchanges if ctx.era == "modern-only" else ctx.modern_exchanges()
+    for exchange in judged:
         session = exchange.header(c.HEADER_SESSION_ID)
         if session is not None:
             return failed(f"{exchange.describe()} handed out {c.HEADER_SESSION_ID}: {session[:40]} (2026-07-28 has no sessions)")
-    return passed(f"{len(ctx.exchanges)} responses without a session id")
+    return passed(f"{len(judged)} responses without a session id")

@@ -8,13 +8,16 @@ server that claims 2026-07-28 MUST send it, so here a missing one fails.
 from __future__ import annotations
 
 from evalcore.conformance.context import RunContext
-from evalcore.conformance.registry import Verdict, check, failed, passed, skipped
+from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
 from evalcore.protocol import constants as c
 
-SPEC = "docs/specification/2026-07-28/server/utilities/caching.mdx"
 
-
-@check("result_type.present", title="every result carries resultType", spec=SPEC)
+@check(
+    "result_type.present",
+    title="every result carries resultType",
+    spec="docs/specification/2026-07-28/basic/index.mdx",
+    quote="The `result` **MUST** include a `resultType` field to indicate the type of the result.",
+)
 async def present(ctx: RunContext) -> Verdict:
     samples = [(method, exchange.result) for method, exchange in await ctx.sample_results() if exchange.result is not None]
     if not samples:
@@ -28,7 +31,12 @@ async def present(ctx: RunContext) -> Verdict:
     return passed(f"{len(samples)} results of {len({m for m, _ in samples})} kinds carry resultType")
 
 
-@check("result_type.known_value", title="resultType is 'complete' or 'input_required' where allowed", spec=SPEC)
+@check(
+    "result_type.known_value",
+    title="resultType is 'complete' or 'input_required' where allowed",
+    spec="docs/specification/2026-07-28/basic/patterns/mrtr.mdx",
+    quote="Servers **MUST NOT** send `InputRequiredResult` responses on any other client requests.",
+)
 async def known_value(ctx: RunContext) -> Verdict:
     for method, exchange in await ctx.sample_results():
         result = exchange.result
@@ -43,12 +51,15 @@ async def known_value(ctx: RunContext) -> Verdict:
 
 
 @check(
-    "result_type.tools_call", title="a tools/call with schema-valid arguments returns a CallToolResult", spec="docs/specification/2026-07-28/server/tools.mdx"
+    "result_type.tools_call",
+    title="a tools/call with schema-valid arguments returns a CallToolResult",
+    spec="docs/specification/2026-07-28/basic/patterns/mrtr.mdx",
+    quote="Servers **MUST** include at least one of `inputRequests` or `requestState` in every `InputRequiredResult` response.",
 )
 async def tools_call(ctx: RunContext) -> Verdict:
     calls = await ctx.tool_calls()
     if not calls:
-        return skipped(f"no tool may be called under --call-tools {ctx.tool_policy} (read-only tools need annotations.readOnlyHint)")
+        return not_testable(f"no tool may be called under --call-tools {ctx.tool_policy} (read-only tools need annotations.readOnlyHint)")
     judged = 0
     for call in calls:
         name = call.tool.get("name")
@@ -67,5 +78,5 @@ async def tools_call(ctx: RunContext) -> Verdict:
             return failed(f"tools/call {name}: result has no content array (got {type(content).__name__})")
         judged += 1
     if judged == 0:
-        return skipped("no tool call produced a complete result to judge")
+        return not_testable("no tool call produced a complete result to judge")
     return passed(f"{judged} tool calls returned well-formed results")

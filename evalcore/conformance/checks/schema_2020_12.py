@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalcore.conformance.context import RunContext
-from evalcore.conformance.registry import Verdict, check, failed, passed, skipped
+from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
 from evalcore.protocol.schemas import instance_errors, iter_refs, schema_errors, unresolvable_refs
 
 SPEC = "docs/specification/2026-07-28/server/tools.mdx"
@@ -17,7 +17,12 @@ async def _schemas(ctx: RunContext) -> list[tuple[str, str, object]] | str:
     return [(str(tool.get("name")), key, tool[key]) for tool in listing.items for key in SCHEMA_KEYS if key in tool]
 
 
-@check("schema_2020_12.valid", title="every inputSchema/outputSchema is a valid 2020-12 schema", spec="docs/specification/2026-07-28/basic/index.mdx")
+@check(
+    "schema_2020_12.valid",
+    title="every inputSchema/outputSchema is a valid 2020-12 schema",
+    spec="docs/specification/2026-07-28/basic/index.mdx",
+    quote="Schemas **MUST** be valid according to their declared or default dialect",
+)
 async def valid(ctx: RunContext) -> Verdict:
     schemas = await _schemas(ctx)
     if isinstance(schemas, str):
@@ -29,7 +34,12 @@ async def valid(ctx: RunContext) -> Verdict:
     return passed(f"{len(schemas)} schemas valid")
 
 
-@check("schema_2020_12.refs_resolve", title="every $ref resolves inside its schema (no network fetch)", spec="docs/specification/2026-07-28/basic/index.mdx")
+@check(
+    "schema_2020_12.refs_resolve",
+    title="every $ref resolves inside its schema (no network fetch)",
+    spec="docs/specification/2026-07-28/basic/index.mdx",
+    quote="Schemas **MUST** be valid according to their declared or default dialect",
+)
 async def refs_resolve(ctx: RunContext) -> Verdict:
     schemas = await _schemas(ctx)
     if isinstance(schemas, str):
@@ -45,7 +55,12 @@ async def refs_resolve(ctx: RunContext) -> Verdict:
     return passed(f"{count} $refs resolved locally")
 
 
-@check("schema_2020_12.input_root_object", title="every inputSchema has root type 'object'", spec=SPEC)
+@check(
+    "schema_2020_12.input_root_object",
+    title="every inputSchema has root type 'object'",
+    spec="schema/2026-07-28/schema.json",
+    quote='Tool arguments are always JSON objects, so `type: "object"` is required at the root.',
+)
 async def input_root_object(ctx: RunContext) -> Verdict:
     listing = await ctx.listing("tools/list")
     if listing.problem is not None:
@@ -58,7 +73,12 @@ async def input_root_object(ctx: RunContext) -> Verdict:
     return passed(f"{len(listing.items)} tools")
 
 
-@check("schema_2020_12.structured_content", title="structuredContent validates against outputSchema", spec=SPEC)
+@check(
+    "schema_2020_12.structured_content",
+    title="structuredContent validates against outputSchema",
+    spec=SPEC,
+    quote="Servers **MUST** provide structured results that conform to this schema.",
+)
 async def structured_content(ctx: RunContext) -> Verdict:
     judged = 0
     for call in await ctx.tool_calls():
@@ -74,5 +94,5 @@ async def structured_content(ctx: RunContext) -> Verdict:
             return failed(f"tools/call {name}: structuredContent does not match outputSchema: {errors[0]}")
         judged += 1
     if judged == 0:
-        return skipped("no successful call of a tool with an outputSchema to judge")
+        return not_testable("no successful call of a tool with an outputSchema to judge")
     return passed(f"{judged} structured results match their outputSchema")

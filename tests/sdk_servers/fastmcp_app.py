@@ -1,0 +1,48 @@
+"""A FastMCP (PyPI `fastmcp`) server with default settings: tools, a prompt, resources and a template."""
+
+from __future__ import annotations
+
+import sys
+
+from fastmcp import FastMCP
+
+mcp = FastMCP("fastmcp-under-test")
+
+
+@mcp.tool(annotations={"readOnlyHint": True})
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool(annotations={"readOnlyHint": True})
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@mcp.prompt
+def greet(name: str) -> str:
+    """Greet someone by name."""
+    return f"Hello {name}"
+
+
+@mcp.resource("data://readme")
+def readme() -> str:
+    """A short text resource."""
+    return "fastmcp under test"
+
+
+@mcp.resource("data://users/{user_id}")
+def user(user_id: str) -> str:
+    """One user's record."""
+    return f"user {user_id}"
+
+
+if __name__ == "__main__":
+    if "--stdio" in sys.argv:
+        mcp.run(transport="stdio", show_banner=False)
+    else:
+        from tests.sdk_servers.announce import serve
+
+        serve(mcp.http_app(path="/mcp"))

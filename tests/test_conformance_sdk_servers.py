@@ -1,0 +1,158 @@
+"""Layer 0 on servers nobody here wrote: public SDKs installed by the project (PyPI, npm), default settings.
+
+Every FAIL or WARN on them is asserted to be one known, real deviation from the
+spec sentence the check quotes (docs/conformance.md "What public SDKs get
+wrong"); anything else showing up is a false failure and fails the test. Each
+also gets its era right: the SDKs answer a legacy `initialize` too (dual-era),
+and a 2025-11-25-only server gets its one-line verdict and exit code 3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from evalcore.cli import main as cli_main
+from evalcore.conformance.runner import run_suite
+from evalcore.errors import TargetError
+from evalcore.local_server import LocalServerProcess
+from evalcore.target import Target
+from evalcore.transport.base import Limits
+
+HERE = Path(__file__).parent
+TS_DIR = HERE / "ts_sdk_server"
+LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)
+PY = sys.executable
+pytestmark = pytest.mark.timeout(900)  # server start-up on a loaded 2-core machine is slow; fixtures wait for readiness
+
+# The real deviations each server shows at its defaults: {check id: verdict}.
+FASTMCP_HTTP = {"headers.version_mismatch": "fail", "http_semantics.origin_validation": "fail", "error_codes.unknown_tool": "warn"}
+PYTHON_SDK_HTTP = {"headers.version_mismatch": "fail", "error_codes.unknown_tool": "warn"}
+TS_SDK_HTTP = {"error_codes.legacy_range": "warn"}
+PY_STDIO = {"error_codes.unknown_tool": "warn"}
+TS_SDK_STDIO = {"error_codes.unsupported_version": "fail"}
+
+
+def _server(module: str, label: str) -> LocalServerProcess:
+    return LocalServerProcess(module, ["--http"], label=label, error=TargetError)
+
+
+def _deviations(report) -> dict[str, str]:
+    return {check.id: check.verdict for check in report.checks if check.verdict in ("fail", "warn", "info", "error")}
+
+
+def _suite(target: Target, runs: int = 1):
+    return asyncio.run(run_suite(target, runs=runs, limits=LIMITS, deadline_s=240))
+
+
+def _node_modules() -> Path:
+    """`npm ci` from the pinned lockfile into tests/ts_sdk_server/node_modules, once per lockfile."""
+    stamp = TS_DIR / "node_modules" / ".evalcore-lock"
+    lock = (TS_DIR / "package-lock.json").read_bytes()
+    if not stamp.exists() or stamp.read_bytes() != lock:
+        result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=TS_DIR, capture_output=True, text=True, timeout=600)
+        if result.returncode != 0:
+            pytest.fail(f"npm ci in {TS_DIR} failed: {result.stderr.strip()[-500:]}")
+        stamp.write_bytes(lock)
+    return TS_DIR / "node_modules"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node = shutil.which("node")
+    if node is None or shutil.which("npm") is None:
+        pytest.skip("node/npm not installed: the TypeScript SDK v2 server cannot run here")
+    _node_modules()
+    return node
+
+
+@pytest.fixture(scope="module")
+def http_servers(node):
+    processes = {
+        "fastmcp": _server("tests.sdk_servers.fastmcp_app", "FastMCP server"),
+        "python_sdk": _server("tests.sdk_servers.mcpserver_app", "Python SDK server"),
+        "ts_sdk": _server("tests.sdk_servers.ts_sdk_app", "TypeScript SDK server"),
+        "legacy": _server("tests.legacy_server", "legacy server"),
+    }
+    try:
+        yield {name: process.url(timeout=600) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            process.stop()
+
+
+@pytest.mark.parametrize(("server", "expected"), [("fastmcp", FASTMCP_HTTP), ("python_sdk", PYTHON_SDK_HTTP), ("ts_sdk", TS_SDK_HTTP)])
+def test_sdk_servers_over_http_are_dual_era_with_only_their_real_deviations(http_servers, server, expected):
+    report = _suite(Target(url=http_servers[server]), runs=2)
+    assert report.era == "dual-era", report.era_summary
+    assert _deviations(report) == expected, [(c.id, c.verdict, c.detail) for c in report.checks if c.verdict in ("fail", "warn", "error")]
+    assert report.passed == ("fail" not in expected.values())
+    not_applicable = {c.id for c in report.checks if c.verdict == "not_applicable"}
+    # The rules written for modern-only servers, and the MAY for servers that serve 2025-03-26 clients.
+    assert {"http_semantics.get_405", "http_semantics.delete_405", "removed_methods.initialize", "headers.version_required"} <= not_applicable
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        ("tests.sdk_servers.fastmcp_app", PY_STDIO),
+        ("tests.sdk_servers.mcpserver_app", PY_STDIO),
+        ("tests.sdk_servers.ts_sdk_app", TS_SDK_STDIO),
+    ],
+    ids=["fastmcp", "python_sdk", "ts_sdk"],
+)
+def test_sdk_servers_over_stdio_are_dual_era_with_only_their_real_deviations(node, module, expected):
+    report = _suite(Target(stdio=f"{PY} -m {module} --stdio"))
+    assert report.era == "dual-era", report.era_summary
+    assert _deviations(report) == expected, [(c.id, c.verdict, c.detail) for c in report.checks if c.verdict in ("fail", "warn", "error")]
+
+
+def test_a_deviation_shows_the_servers_own_status_code_and_message(http_servers):
+    report = _suite(Target(url=http_servers["python_sdk"]))
+    detail = next(c.detail for c in report.checks if c.id == "headers.version_mismatch")
+    assert "HTTP 400" in detail and "-32600" in detail and "Missing session ID" in detail, detail
+
+
+def test_legacy_only_server_gets_one_verdict_and_its_exit_code_and_no_session_left(http_servers, capsys):
+    url = http_servers["legacy"]
+    code = cli_main(["conformance", "--url", url, "--no-db"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "era: legacy-only" in out.splitlines()[0]
+    assert "speaks 2025-11-25 only: 2026-07-28 conformance does not apply" in out
+    assert "protocolVersion 2025-11-25" in out and "legacy-under-test" in out
+    stats = json.loads(urllib.request.urlopen(url.removesuffix("/mcp") + "/stats", timeout=10).read())
+    assert stats["minted"] == stats["deleted"] >= 1  # the probe's session was ended
+    assert stats["requests"] <= 3  # discover, one initialize: no check was run against it
+
+
+def test_legacy_only_stdio_server_gets_the_same_verdict(tmp_path):
+    report = _suite(Target(stdio=f"{PY} {HERE / 'legacy_server.py'} --stdio"))
+    assert report.era == "legacy-only" and report.checks == ()
+    assert report.legacy_verdict is not None and report.legacy_verdict.startswith("speaks 2025-11-25 only")
+
+
+def test_json_report_names_the_era(http_servers, tmp_path):
+    out = tmp_path / "report.json"
+    assert cli_main(["conformance", "--url", http_servers["ts_sdk"], "--runs", "1", "--no-db", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["era"] == "dual-era" and data["eraSummary"].startswith("era: dual-era")
+    assert all(check["quote"] and check["eras"] for check in data["checks"])
+
+
+def test_strict_fails_on_should_warnings(http_servers):
+    url = http_servers["ts_sdk"]
+    assert cli_main(["conformance", "--url", url, "--runs", "1", "--no-db", "--only", "error_codes", "--only", "http_semantics"]) == 0
+    assert cli_main(["conformance", "--url", url, "--runs", "1", "--no-db", "--only", "error_codes", "--only", "http_semantics", "--strict"]) == 1
+
+
+def test_unreachable_server_is_a_target_error():
+    with pytest.raises(TargetError, match="cannot reach"):
+        _suite(Target(url="http://127.0.0.1:9/mcp"))
