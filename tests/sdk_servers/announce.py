@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
@@ -18,6 +19,15 @@ class _AnnouncingServer(uvicorn.Server):
         if self.started:
             host, port = self.servers[0].sockets[0].getsockname()[:2]
             print(f"listening on http://{host}:{port}{self._path}", file=sys.stderr, flush=True)
+
+
+def transport_from_argv(description: str) -> str:
+    """`--http` (default) or `--stdio`, from the command line."""
+    parser = argparse.ArgumentParser(description=description)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1 (a free port; the URL goes to stderr)")
+    group.add_argument("--stdio", action="store_true", help="serve stdio")
+    return "stdio" if parser.parse_args().stdio else "http"
 
 
 def serve(app: Any, path: str = "/mcp") -> None:

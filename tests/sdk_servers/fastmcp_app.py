@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from fastmcp import FastMCP
 
 mcp = FastMCP("fastmcp-under-test")
@@ -40,9 +38,9 @@ def user(user_id: str) -> str:
 
 
 if __name__ == "__main__":
-    if "--stdio" in sys.argv:
+    from tests.sdk_servers.announce import serve, transport_from_argv
+
+    if transport_from_argv(__doc__ or "") == "stdio":
         mcp.run(transport="stdio", show_banner=False)
     else:
-        from tests.sdk_servers.announce import serve
-
         serve(mcp.http_app(path="/mcp"))

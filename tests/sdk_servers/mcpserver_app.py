@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from mcp.server import MCPServer
 
 server = MCPServer("python-sdk-under-test", version="1.0.0")
@@ -34,9 +32,9 @@ def user(user_id: str) -> str:
 
 
 if __name__ == "__main__":
-    if "--stdio" in sys.argv:
+    from tests.sdk_servers.announce import serve, transport_from_argv
+
+    if transport_from_argv(__doc__ or "") == "stdio":
         server.run("stdio")
     else:
-        from tests.sdk_servers.announce import serve
-
         serve(server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1"))
