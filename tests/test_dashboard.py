@@ -411,3 +411,35 @@ def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
     assert len(set(overview.layout.xaxis.ticktext)) == 5 and all(t.startswith("2026-03-01 ·") for t in overview.layout.xaxis.ticktext)
     timeline = figures.drift_timeline(case_timelines(points, flags)[("sim/m", "case-a")], "sim/m · case-a")
     assert list(timeline.data[0].x) == [0, 1, 2, 3, 4] and list(timeline.data[1].x) == [4]
+
+
+def test_cost_chart_names_the_models_without_a_price_instead_of_an_empty_axis():
+    frame = pd.DataFrame(
+        {
+            "model": ["openai/gpt-x", "local/llama"],
+            "simulated": [False, False],
+            "cost_per_attempt_usd": [0.002, None],
+            "cost_per_correct_usd": [0.004, None],
+        }
+    )
+    figure = figures.cost_chart(frame)
+    assert list(figure.data[0].x) == ["openai/gpt-x"] and "no price known for local/llama" in figure.layout.title.text
+    unpriced = figures.cost_chart(frame.iloc[1:])
+    assert not unpriced.data and "No price known for local/llama" in unpriced.layout.annotations[0].text
+
+
+def test_over_time_legends_sit_below_and_the_chart_grows_with_them():
+    models = [f"sim/m{n}" for n in range(6)]
+    frame = pd.DataFrame(
+        {
+            "model": [m for m in models for _ in range(2)],
+            "simulated": True,
+            "run_date": [pd.Timestamp("2026-03-01"), pd.Timestamp("2026-03-02")] * len(models),
+            "latency_p50_ms": 10.0,
+            "latency_p95_ms": 20.0,
+            "cost_per_correct_usd": 0.0,
+        }
+    )
+    figure = figures.latency_chart(frame)
+    assert len(figure.data) == 12 and figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
+    assert figure.layout.height > figures.latency_chart(frame[frame["model"] == models[0]]).layout.height

@@ -158,15 +158,29 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
     frame = _with_model_labels(df)
     if "run_date" in frame.columns:
         for label, group in frame.groupby("label", sort=True):
-            figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p50_ms"], mode="lines+markers", name=f"{label} p50"))
-            figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}))
-        figure.update_layout(xaxis_title="run date")
+            figure.add_trace(go.Scatter(x=group["run_date"], y=group["latency_p50_ms"], mode="lines+markers", name=f"{label} p50", legendgroup=str(label)))
+            figure.add_trace(
+                go.Scatter(
+                    x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}, legendgroup=str(label)
+                )
+            )
+        figure.update_layout(xaxis_title="run date", **_legend_below(2 * frame["label"].nunique()))
     else:
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p50_ms"], name="p50"))
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p95_ms"], name="p95"))
         figure.update_layout(barmode="group")
     figure.update_layout(yaxis_title="model latency per attempt (ms)", title="Latency p50 / p95")
     return figure
+
+
+def _legend_below(entries: int) -> dict[str, Any]:
+    """A horizontal legend under the plot, the figure taller by its rows: a long legend at the side squashes the plot itself."""
+    rows = -(-entries // 2)  # two entries a row fit the half-width column the Latency page gives each chart
+    return {
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0},
+        "height": 420 + 22 * rows,
+        "margin": {"b": 60 + 22 * rows},
+    }
 
 
 def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
@@ -182,21 +196,35 @@ def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
 
 
 def cost_chart(df: pd.DataFrame) -> go.Figure:
-    """Cost per attempt and per correct attempt (USD) per model, from `queries.latency` (or per run date from `latency_over_time`)."""
+    """Cost per attempt and per correct attempt (USD) per model, from `queries.latency` (or per run date from `latency_over_time`).
+
+    A model whose price is unknown has no cost (it is never guessed): the chart says so by name instead of drawing an empty axis.
+    """
     figure = go.Figure()
     if df.empty:
         figure.update_layout(title="No cost data in scope")
         return figure
     frame = _with_model_labels(df)
-    if "run_date" in frame.columns:
-        for label, group in frame.groupby("label", sort=True):
+    column = "cost_per_correct_usd" if "run_date" in frame.columns else "cost_per_attempt_usd"
+    priced = frame.groupby("label")[column].apply(lambda values: bool(values.notna().any()))
+    unpriced = sorted(str(label) for label, known in priced.items() if not known)
+    shown = frame[frame["label"].isin([label for label, known in priced.items() if known])]
+    if shown.empty:
+        figure.add_annotation(
+            text="No price known for " + ", ".join(unpriced) + ": cost is never guessed", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper"
+        )
+        figure.update_layout(title="Cost", xaxis={"visible": False}, yaxis={"visible": False})
+        return figure
+    if "run_date" in shown.columns:
+        for label, group in shown.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
-        figure.update_layout(xaxis_title="run date")
+        figure.update_layout(xaxis_title="run date", **_legend_below(shown["label"].nunique()))
     else:
-        figure.add_trace(go.Bar(x=frame["label"], y=frame["cost_per_attempt_usd"], name="per attempt"))
-        figure.add_trace(go.Bar(x=frame["label"], y=frame["cost_per_correct_usd"], name="per correct attempt"))
+        figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_attempt_usd"], name="per attempt"))
+        figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_correct_usd"], name="per correct attempt"))
         figure.update_layout(barmode="group")
-    figure.update_layout(yaxis_title="USD (unknown prices are left out, never guessed)", title="Cost")
+    title = "Cost" + (f" (no price known for {', '.join(unpriced)})" if unpriced else "")
+    figure.update_layout(yaxis_title="USD", title=title)
     return figure
 
 
