@@ -5,7 +5,10 @@ that is stored or written to a file carries `SCHEMA_VERSION` in its JSON
 (`schemaVersion`), so a reader can tell which shape it holds.
 
     ToolCall, ModelTurn          what the model asked for, one response
-    ToolExecution                a tool call as the MCP server answered it
+    InputRequest, InputAnswer    an MRTR input request of the server, and the client's answer and who gave it
+    InputRound                   one input_required answer and what the client sent back on the retry
+    ToolExecution                a tool call as the MCP server answered it (through its MRTR rounds)
+    UserTurn, StateReading       a simulated user's message; an `expect_state` read after the conversation
     Transcript                   one attempt's conversation (stored as JSON)
     JudgeVerdict                 the judge model's verdict on an answer
     Score                        one scorer's verdict on one attempt (scorer id, value, applies, reason)
@@ -57,6 +60,91 @@ class ModelTurn:
     raw_message: Mapping[str, Any] = field(default_factory=dict)  # the assistant message to append to the conversation
 
 
+InputMethod = Literal["elicitation/create", "sampling/createMessage", "roots/list"]
+AnsweredBy = Literal["user", "model", "case", "client"]
+
+
+@dataclass(frozen=True)
+class InputRequest:
+    """One entry of an `input_required` result's `inputRequests`: the server's key, the method and its params as sent."""
+
+    key: str
+    method: InputMethod
+    params: Mapping[str, Any]
+
+    @property
+    def elicitation_mode(self) -> Literal["form", "url"] | None:
+        if self.method != "elicitation/create":
+            return None
+        return "url" if self.params.get("mode") == "url" else "form"  # `mode` absent means form
+
+    def summary(self) -> str:
+        """A one-line account of what is asked, for transcripts and error messages."""
+        if self.method == "elicitation/create":
+            return f"{self.elicitation_mode} elicitation: {str(self.params.get('message', ''))[:200]}"
+        if self.method == "sampling/createMessage":
+            return f"sampling ({len(self.params.get('messages') or [])} messages, maxTokens {self.params.get('maxTokens')})"
+        return "roots/list"
+
+
+@dataclass(frozen=True)
+class InputAnswer:
+    """The client's answer to one input request, and who gave it: the simulated `user` (elicitation), a `model`
+    (sampling), the `case` (roots), or the `client` itself (a request it refused without asking anyone)."""
+
+    response: Mapping[str, Any]  # the InputResponse sent: ElicitResult, CreateMessageResult or ListRootsResult
+    answered_by: AnsweredBy
+    answerer: str  # e.g. "sim/user", the sampling model's name, "case roots"
+    note: str | None = None  # why, when the answer is a refusal
+
+
+@dataclass(frozen=True)
+class InputRound:
+    """One `input_required` answer and what the client sent back for it on the retry."""
+
+    request_ids: tuple[int | str, ...]  # the request answered with input_required (more than one id if a cut stream was re-issued)
+    requests: tuple[InputRequest, ...]
+    answers: Mapping[str, InputAnswer]
+    request_state: str | None  # echoed exactly on the retry; opaque, never stored
+
+    def to_json(self, number: int) -> dict[str, Any]:
+        return {
+            "round": number,
+            "request_ids": list(self.request_ids),
+            "request_state_echoed": self.request_state is not None,
+            "requests": [{**_request_json(request), **_answer_json(self.answers.get(request.key))} for request in self.requests],
+        }
+
+
+def _request_json(request: InputRequest) -> dict[str, Any]:
+    return {"key": request.key, "method": request.method, "mode": request.elicitation_mode, "summary": request.summary(), "params": dict(request.params)}
+
+
+def _answer_json(answer: InputAnswer | None) -> dict[str, Any]:
+    if answer is None:
+        return {"answered_by": None, "answerer": None, "response": None, "note": "not answered"}
+    return {"answered_by": answer.answered_by, "answerer": answer.answerer, "response": dict(answer.response), "note": answer.note}
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """A message the simulated user wrote (after the first prompt): where it sits in `Transcript.messages`."""
+
+    message_index: int
+    text: str
+    user: str  # who played the user: `sim/user` or a model string
+
+
+@dataclass(frozen=True)
+class StateReading:
+    """One `expect_state` read after the conversation: what was read, what came back at the path, and the verdict."""
+
+    target: str  # e.g. "get_ticket(ticket_id='TCK-7003') $.structuredContent.status"
+    passed: bool
+    actual: Any  # the value at the path (None when the read failed or the path is missing)
+    reason: str
+
+
 @dataclass(frozen=True)
 class ToolExecution:
     """A model's tool call as executed on the MCP server."""
@@ -69,6 +157,7 @@ class ToolExecution:
     request_ids: tuple[int | str, ...] = ()  # JSON-RPC ids sent; more than one when a cut stream was re-issued
     error_type: str | None = None  # JSON-RPC error code, transport failure kind, or "tool_error"
     fault: str | None = None  # the fault injected into this call, when a fault layer reports one
+    rounds: tuple[InputRound, ...] = ()  # MRTR: each input_required answer and what the client sent back, in order
 
 
 @dataclass(frozen=True)
@@ -80,13 +169,16 @@ class Transcript:
     stop_reason: StopReason
     error: str | None = None
     retries: int = 0  # provider retries spent on a call that failed beyond them (stop_reason model_error)
+    user_turns: tuple[UserTurn, ...] = ()  # the simulated user's follow-up messages, marked as such
+    state: tuple[StateReading, ...] = ()  # `expect_state` reads after the conversation
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(call for turn in self.turns for call in turn.tool_calls)
 
     def to_json(self) -> str:
-        """The stored form (`behaviour_attempts.transcript_json`): messages, per-turn telemetry, tool executions."""
+        """The stored form (`behaviour_attempts.transcript_json`): messages, per-turn telemetry, tool executions (with their
+        MRTR rounds in order: the request, who answered, what was sent), the simulated user's messages, the state reads."""
         return json.dumps(
             {
                 "schemaVersion": SCHEMA_VERSION,
@@ -115,9 +207,12 @@ class Transcript:
                         "request_ids": list(e.request_ids),
                         "error_type": e.error_type,
                         "fault": e.fault,
+                        "rounds": [item.to_json(number) for number, item in enumerate(e.rounds, start=1)],
                     }
                     for e in self.executions
                 ],
+                "user_turns": [{"message_index": u.message_index, "text": u.text, "user": u.user} for u in self.user_turns],
+                "state": [{"target": r.target, "passed": r.passed, "actual": r.actual, "reason": r.reason} for r in self.state],
                 "final_text": self.final_text,
                 "stop_reason": self.stop_reason,
                 "error": self.error,

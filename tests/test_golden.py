@@ -370,7 +370,8 @@ def test_reference_golden_set_validates_and_meets_its_counts(reference_golden: G
     modes = {case.match_mode(argument) for case in cases for argument in case.expect_args}
     assert modes == {"exact", "semantic", "ignore"}
     assert len(cases) / 4 <= sum(case.rubric is not None for case in cases) <= len(cases) / 2
-    assert {tool for case in cases for tool in (case.expect_tool, *case.expect_sequence) if tool} == set(TOOL_NAMES)
+    multiturn = load_golden_set(REPO_GOLDEN.with_name("multiturn.yaml"), tool_names=TOOL_NAMES).cases
+    assert {tool for case in (*cases, *multiturn) for tool in (case.expect_tool, *case.expect_sequence) if tool} == set(TOOL_NAMES)
 
 
 def test_every_expected_first_call_succeeds_on_the_reference_server(reference_golden: GoldenSet, reference_url: str) -> None:

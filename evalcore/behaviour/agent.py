@@ -2,7 +2,12 @@
 
 The model's tool call goes to the server through the evalcore client, the
 result goes back to the model, until the model answers without calling a
-tool or the step limit is reached.
+tool or the step limit is reached. A call the server answers with
+`input_required` is completed in rounds (`evalcore.mrtr`): the responder
+answers each input request and the call is retried; every round is kept on
+the tool execution. With a simulated user, a final answer that asks the user
+something gets the user's reply (marked in `Transcript.user_turns`) and the
+conversation goes on, within the user's turn limit and the step limit.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from evalcore.errors import ModelError
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.models.workers import IN_PROCESS, ModelCaller
-from evalcore.records import ToolExecution, Transcript
+from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
+from evalcore.records import StopReason, ToolExecution, Transcript, UserTurn
 from evalcore.telemetry import spans
+from evalcore.users.simulated import SimulatedUser
 
 SYSTEM_PROMPT = (
     "You are a support-desk assistant with access to tools. Use a tool only when the request needs one; "
@@ -55,10 +62,19 @@ async def run_agent(
     max_steps: int = 8,
     refresh_tools: Callable[[], Awaitable[Sequence[Mapping[str, Any]]]] | None = None,
     models: ModelCaller = IN_PROCESS,
+    responder: InputResponder | None = None,
+    user: SimulatedUser | None = None,
+    max_input_rounds: int = DEFAULT_MAX_ROUNDS,
 ) -> Transcript:
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     turns: list[ModelTurn] = []
     executions: list[ToolExecution] = []
+    user_turns: list[UserTurn] = []
+    answers = responder or RefusingResponder()
+
+    def transcript(final_text: str | None, stop_reason: StopReason, error: str | None = None) -> Transcript:
+        return Transcript(tuple(messages), tuple(turns), tuple(executions), final_text, stop_reason, error, user_turns=tuple(user_turns))
+
     for step in range(max_steps):
         if refresh_tools is not None and step > 0:
             # A client that re-lists tools between turns sees a definition change (a rug pull) at once.
@@ -68,39 +84,71 @@ async def run_agent(
                 turn = await models.complete(model, messages, tools.openai_tools, tools.name_map, context=context)
                 spans.record_model_turn(span, turn)
         except ModelError as exc:
-            return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "model_error", str(exc))
+            return transcript(None, "model_error", str(exc))
         turns.append(turn)
         messages.append(dict(turn.raw_message))
         if not turn.tool_calls:
-            return Transcript(tuple(messages), tuple(turns), tuple(executions), turn.text, "final")
+            reply = await _user_reply(user, messages, prompt, user_turns)
+            if reply is None:
+                return transcript(turn.text, "final")
+            user_turns.append(UserTurn(len(messages), reply, user.name if user else ""))
+            messages.append({"role": "user", "content": reply})
+            continue
         for call in turn.tool_calls:
-            execution = await execute_tool(mcp, call, tools.schemas.get(call.name))
+            execution = await execute_tool(mcp, call, tools.schemas.get(call.name), answers, max_input_rounds)
             executions.append(execution)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_result_text(execution)})
-    return Transcript(tuple(messages), tuple(turns), tuple(executions), None, "step_limit", f"no final answer within {max_steps} model turns")
+    return transcript(None, "step_limit", f"no final answer within {max_steps} model turns")
 
 
-async def execute_tool(mcp: McpClient, call: ToolCall, input_schema: object) -> ToolExecution:
-    """Run one tool call on the server; protocol and transport failures become an error the model sees."""
+async def _user_reply(user: SimulatedUser | None, messages: Sequence[Mapping[str, Any]], prompt: str, user_turns: Sequence[UserTurn]) -> str | None:
+    """The simulated user's answer to the assistant's last reply, or None when there is no user or it is done."""
+    if user is None or len(user_turns) >= user.profile.max_turns:
+        return None
+    conversation = [("user", prompt)] + [
+        ("user" if m.get("role") == "user" else "assistant", str(m.get("content") or ""))
+        for m in messages[2:]
+        if m.get("role") in ("user", "assistant") and m.get("content")
+    ]
+    try:
+        return await user.follow_up(conversation)
+    except ModelError:
+        return None  # the user model failing ends the conversation; the assistant's last answer stands
+
+
+async def execute_tool(
+    mcp: McpClient, call: ToolCall, input_schema: object, responder: InputResponder | None = None, max_input_rounds: int = DEFAULT_MAX_ROUNDS
+) -> ToolExecution:
+    """Run one tool call on the server (through any MRTR rounds); protocol and transport failures become an error the model sees."""
     with spans.tool_call_span(call) as span:
         started = time.perf_counter()
-        exchange = await mcp.call_tool(call.name, call.arguments, input_schema if isinstance(input_schema, dict) else None)
+        trip = await call_tool_with_input(
+            mcp,
+            call.name,
+            call.arguments,
+            responder or RefusingResponder(),
+            input_schema=input_schema if isinstance(input_schema, dict) else None,
+            max_rounds=max_input_rounds,
+        )
         elapsed = (time.perf_counter() - started) * 1000
-        execution = _execution(call, exchange, elapsed)
+        execution = _execution(call, trip, elapsed)
         spans.record_tool_execution(span, execution)
     return execution
 
 
-def _execution(call: ToolCall, exchange: Exchange, elapsed_ms: float) -> ToolExecution:
-    ids = exchange.request_ids
+def _execution(call: ToolCall, trip: RoundTrip, elapsed_ms: float) -> ToolExecution:
+    exchange: Exchange = trip.exchange
+    ids, rounds = trip.request_ids, trip.rounds
+    if trip.error is not None:
+        return ToolExecution(call, None, trip.error, True, elapsed_ms, ids, trip.error_type, rounds=rounds)
     if exchange.result is not None:
         is_error = exchange.result.get("isError") is True
-        return ToolExecution(call, exchange.result, None, is_error, elapsed_ms, ids, "tool_error" if is_error else None)
+        return ToolExecution(call, exchange.result, None, is_error, elapsed_ms, ids, "tool_error" if is_error else None, rounds=rounds)
     error = exchange.error
     if error:
-        return ToolExecution(call, None, f"{error.get('code')}: {error.get('message')}", True, elapsed_ms, ids, str(error.get("code")))
+        return ToolExecution(call, None, f"{error.get('code')}: {error.get('message')}", True, elapsed_ms, ids, str(error.get("code")), rounds=rounds)
     failure = exchange.failure
-    return ToolExecution(call, None, str(failure or "no answer"), True, elapsed_ms, ids, failure.kind if failure else "no_answer")
+    return ToolExecution(call, None, str(failure or "no answer"), True, elapsed_ms, ids, failure.kind if failure else "no_answer", rounds=rounds)
 
 
 def tool_result_text(execution: ToolExecution) -> str:

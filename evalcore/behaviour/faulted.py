@@ -23,9 +23,11 @@ from evalcore.faults.proxy import FaultProxy, ProxyEvent
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ModelSpec
 from evalcore.models.workers import IN_PROCESS, ModelCaller
-from evalcore.records import Transcript
+from evalcore.mrtr import INPUT_CAPABILITIES, InputResponder
+from evalcore.records import ToolExecution, Transcript
 from evalcore.transport.base import Limits
 from evalcore.transport.http import HttpTransport
+from evalcore.users.simulated import SimulatedUser
 
 FAULT_RUBRIC = (
     "A tool call failed on purpose. Pass only if the final answer either gives a result that came from a tool call that "
@@ -46,11 +48,13 @@ async def run_faulted_agent(
     max_steps: int,
     limits: Limits,
     models: ModelCaller = IN_PROCESS,
+    responder: InputResponder | None = None,
+    user: SimulatedUser | None = None,
 ) -> tuple[Transcript, tuple[ProxyEvent, ...]]:
     """Run the agent with every MCP request going through the proxy under `injection`; the transcript and the proxy's log."""
     token = uuid.uuid4().hex
     proxy.register(token, injection)
-    client = McpClient(HttpTransport(proxy.url_for(token), limits), limits=limits)
+    client = McpClient(HttpTransport(proxy.url_for(token), limits), limits=limits, client_capabilities=INPUT_CAPABILITIES)
     try:
 
         async def list_tools() -> Sequence[Mapping[str, Any]]:
@@ -68,7 +72,16 @@ async def run_faulted_agent(
             return Transcript(({"role": "user", "content": prompt},), (), (), None, "server_error", str(exc)), proxy.events(token, forget=True)
         agent_tools = AgentTools.from_mcp(tools)
         transcript = await run_agent(
-            prompt=prompt, model=model, mcp=client, tools=agent_tools, context=context, max_steps=max_steps, refresh_tools=refresh, models=models
+            prompt=prompt,
+            model=model,
+            mcp=client,
+            tools=agent_tools,
+            context=context,
+            max_steps=max_steps,
+            refresh_tools=refresh,
+            models=models,
+            responder=responder,
+            user=user,
         )
     finally:
         await client.aclose()
@@ -79,10 +92,15 @@ def mark_faults(transcript: Transcript, events: Sequence[ProxyEvent]) -> Transcr
     """The transcript with each tool execution's `fault` set from the proxy's log (matched by the request ids it sent)."""
     fault_of = {json.dumps(event.request_id): event.fault for event in events if event.fault and event.request_id is not None}
     executions = tuple(
-        replace(execution, fault=next((fault_of[key] for key in map(json.dumps, execution.request_ids) if key in fault_of), None))
+        replace(execution, fault=next((fault_of[key] for key in map(json.dumps, _all_ids(execution)) if key in fault_of), None))
         for execution in transcript.executions
     )
     return replace(transcript, executions=executions)
+
+
+def _all_ids(execution: ToolExecution) -> tuple[int | str, ...]:
+    """Every id the call went out under: each MRTR round's, then the final request's."""
+    return tuple(i for round_ in execution.rounds for i in round_.request_ids) + execution.request_ids
 
 
 def fault_limits(limits: Limits, injection: Injection, fault_timeout: float) -> Limits:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.agent import AgentTools, run_agent
+from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
 from evalcore.client import McpClient
@@ -32,6 +33,8 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
+from evalcore.mrtr import INPUT_CAPABILITIES
+from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.scorers.robustness import robustness_record
@@ -80,9 +83,15 @@ class WorkItem:
     case_hash: str  # of `case`, computed once per case and run
 
 
+_CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_input_requests", "expect_state"})
+
+
 def case_hash(case: GoldenCase) -> str:
-    """Content hash of a case (its line number excluded), for caching and drift attribution."""
-    content = {k: v for k, v in asdict(case).items() if k != "line"}
+    """Content hash of a case (its line number excluded), for caching and drift attribution.
+
+    The multi-turn keys count only when a case sets them, so a case written before they existed keeps its hash.
+    """
+    content = {k: v for k, v in asdict(case).items() if k != "line" and not (k in _CONVERSATION_FIELDS and v in (None, ()))}
     return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()[:16]
 
 
@@ -110,10 +119,11 @@ async def _run_behaviour(
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> dict[str, Any]:
-    client = McpClient(target.open(config.limits), limits=config.limits)
+    client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools = await _server_surface(client, target)
         golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools])
+        check_state_tools(golden, tools)
         fingerprint = server_fingerprint(discover, tools)
         if resume_run_id is not None:
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
@@ -303,17 +313,38 @@ async def _attempt_record(
 ) -> AttemptRecord:
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
     injection = item.case.inject
-    if injection is not None and proxy is not None:
-        limits = fault_limits(config.limits, injection, config.fault_timeout_s)
-        transcript, events = await run_faulted_agent(
-            proxy, injection, prompt=item.case.prompt, model=item.model, context=context, max_steps=config.max_steps, limits=limits, models=models
-        )
-        transcript = mark_faults(transcript, events)
-    else:
-        transcript = await run_agent(
-            prompt=item.case.prompt, model=item.model, mcp=client, tools=tools, context=context, max_steps=config.max_steps, models=models
-        )
-        events = ()
+    responder, user = attempt_participants(item.case, item.model, models, context)
+    with conversation_trace():  # one trace per conversation, so the state read below sees this attempt's changes
+        if injection is not None and proxy is not None:
+            limits = fault_limits(config.limits, injection, config.fault_timeout_s)
+            transcript, events = await run_faulted_agent(
+                proxy,
+                injection,
+                prompt=item.case.prompt,
+                model=item.model,
+                context=context,
+                max_steps=config.max_steps,
+                limits=limits,
+                models=models,
+                responder=responder,
+                user=user,
+            )
+            transcript = mark_faults(transcript, events)
+        else:
+            transcript = await run_agent(
+                prompt=item.case.prompt,
+                model=item.model,
+                mcp=client,
+                tools=tools,
+                context=context,
+                max_steps=config.max_steps,
+                models=models,
+                responder=responder,
+                user=user,
+            )
+            events = ()
+        if item.case.expect_state and transcript.stop_reason != "model_error":
+            transcript = replace(transcript, state=await read_state(client, item.case.expect_state))
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
     if config.judge is not None and rubric and transcript.stop_reason == "final":
@@ -340,6 +371,9 @@ async def _attempt_record(
         final_text=transcript.final_text,
         faults_fired=fired,
         model_error=transcript.error if transcript.stop_reason == "model_error" else None,
+        user_turns=transcript.user_turns,
+        state=transcript.state,
+        stop_reason=transcript.stop_reason,
     )
     robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
     stored_transcript = transcript.to_json()

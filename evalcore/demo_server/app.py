@@ -53,6 +53,8 @@ TOOL_TABLE: Final[tuple[tuple[Callable[..., Any], str, ToolAnnotations], ...]] =
     (tools.get_customer, "Get customer", _READ_ONLY),
     (tools.create_support_ticket, "Create support ticket", _WRITES),
     (tools.update_ticket_status, "Update ticket status", _WRITES),
+    (tools.get_ticket, "Get ticket", _READ_ONLY),
+    (tools.summarize_ticket, "Summarize ticket", _READ_ONLY),
     (tools.search_knowledge_base, "Search knowledge base", _READ_ONLY),
     (tools.get_order_status, "Order status", _READ_ONLY),
     (tools.erase_customer_data, "Erase customer data", _DESTROYS),

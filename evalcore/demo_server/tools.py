@@ -6,6 +6,14 @@ whose first value exists in `data`, so a client that fills arguments from the
 schema alone gets a successful call. An unknown id raises `ToolError`, which the
 SDK turns into an `isError` result: a tool execution failure the model can read,
 not a protocol error.
+
+Three tools ask the client for input the way a server author writes it with
+the SDK's resolvers (`Resolve` + `Elicit` / `Sample`), which the SDK turns
+into MRTR `input_required` rounds (spec/basic/patterns/mrtr.mdx):
+closing a ticket and erasing a customer's data ask the user to confirm
+(form elicitation), and `summarize_ticket` asks the client's model to write
+the summary (sampling). Ticket changes live in the conversation's sandbox
+(`desk_state`), which `get_ticket` reads back.
 """
 
 from __future__ import annotations
@@ -13,13 +21,14 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, Resolve, Sample
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.shared.exceptions import MCPError
+from mcp_types import CreateMessageResult, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 from evalcore.demo_server import data
-from evalcore.protocol.constants import MISSING_REQUIRED_CLIENT_CAPABILITY
+from evalcore.demo_server.desk_state import STATE, conversation_of
 
 CustomerId = Annotated[str, Field(description="Customer id, e.g. CUST-1001.", pattern=r"^CUST-\d{4}$", examples=["CUST-1001", "CUST-1002"])]
 InvoiceId = Annotated[str, Field(description="Invoice id, e.g. INV-2026-0002.", pattern=r"^INV-\d{4}-\d{4}$", examples=["INV-2026-0002"])]
@@ -102,6 +111,16 @@ class TicketStatusChange(BaseModel):
     ticket_id: str
     previous_status: TicketStatus
     status: TicketStatus
+
+
+class TicketSummary(BaseModel):
+    ticket_id: str
+    summary: str = Field(description="One sentence, written by the client's model.")
+    summarized_by: str = Field(description="The model that wrote the summary, as the client reported it.")
+
+
+class Confirmation(BaseModel):
+    confirm: bool = Field(description="True to go ahead.")
 
 
 class Article(BaseModel):
@@ -247,26 +266,80 @@ def get_customer(customer_id: CustomerId) -> Customer:
     return Customer(customer_id=customer_id, open_tickets=open_tickets, overdue_invoices=overdue, **record)
 
 
+def _conversation(ctx: Context) -> str:
+    return conversation_of(ctx.request_context.meta if ctx.request_context is not None else None)
+
+
 def create_support_ticket(
     subject: Annotated[str, Field(description="One-line summary.", examples=["Cannot download invoice PDF"])],
     description: Annotated[str, Field(description="What happened, steps tried.", examples=["The download button returns a 500 error."])],
     customer_id: CustomerId,
+    ctx: Context,
     priority: Annotated[Priority, Field(description="How urgent the issue is.")] = "normal",
 ) -> Ticket:
     """Open a new support ticket for a customer's problem, with a subject, description and priority."""
     _require_customer(customer_id)
     ticket_id = f"TCK-{8000 + data.stable_number(customer_id, subject, description, modulo=2000):04d}"
+    STATE.put_ticket(_conversation(ctx), ticket_id, (customer_id, subject, "open", priority))
     return Ticket(ticket_id=ticket_id, customer_id=customer_id, subject=subject, status="open", priority=priority)
+
+
+def _require_ticket(ctx: Context, ticket_id: str) -> tuple[str, str, str, str]:
+    ticket = STATE.ticket(_conversation(ctx), ticket_id)
+    if ticket is None:
+        raise ToolError(f"Ticket {ticket_id!r} not found; ticket ids look like TCK-7001.")
+    return ticket
+
+
+def confirm_status_change(ticket_id: str, status: str, ctx: Context) -> Elicit[Confirmation] | Confirmation:
+    """Closing is final, so the user confirms it; any other change goes ahead without asking."""
+    _, subject, current, _ = _require_ticket(ctx, ticket_id)
+    if status != "closed" or current == "closed":
+        return Confirmation(confirm=True)
+    return Elicit(f"Close ticket {ticket_id} ({subject!r})? A closed ticket cannot be reopened.", Confirmation)
 
 
 def update_ticket_status(
     ticket_id: TicketId,
     status: Annotated[TicketStatus, Field(description="The new status.")],
+    confirmation: Annotated[ElicitationResult[Confirmation], Resolve(confirm_status_change)],
+    ctx: Context,
 ) -> TicketStatusChange:
-    """Change the status of an existing support ticket (open, pending, resolved or closed)."""
-    if ticket_id not in data.TICKETS:
-        raise ToolError(f"Ticket {ticket_id!r} not found; ticket ids look like TCK-7001.")
-    return TicketStatusChange(ticket_id=ticket_id, previous_status=data.TICKETS[ticket_id][2], status=status)  # type: ignore[arg-type]
+    """Change the status of an existing support ticket (open, pending, resolved or closed). Closing asks the user to confirm."""
+    customer_id, subject, previous, priority = _require_ticket(ctx, ticket_id)
+    if not (isinstance(confirmation, AcceptedElicitation) and confirmation.data.confirm):
+        raise ToolError(f"The user did not confirm closing {ticket_id}; it stays {previous}.")
+    STATE.put_ticket(_conversation(ctx), ticket_id, (customer_id, subject, status, priority))
+    return TicketStatusChange(ticket_id=ticket_id, previous_status=previous, status=status)  # type: ignore[arg-type]
+
+
+def get_ticket(ticket_id: TicketId, ctx: Context) -> Ticket:
+    """Look up one support ticket by id: its subject, current status and priority."""
+    customer_id, subject, status, priority = _require_ticket(ctx, ticket_id)
+    return Ticket(ticket_id=ticket_id, customer_id=customer_id, subject=subject, status=status, priority=priority)  # type: ignore[arg-type]
+
+
+def ask_for_summary(ticket_id: str, ctx: Context) -> Sample:
+    customer_id, subject, status, priority = _require_ticket(ctx, ticket_id)
+    customer = data.CUSTOMERS.get(customer_id, {}).get("name", customer_id)
+    ticket = f"Ticket {ticket_id} from {customer}: {subject!r}. Status {status}, priority {priority}."
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize this support ticket in one sentence.\n\n{ticket}"))],
+        max_tokens=120,
+        system_prompt="You write one-sentence handover notes for a support team.",
+    )
+
+
+def summarize_ticket(
+    ticket_id: TicketId,
+    sampled: Annotated[CreateMessageResult, Resolve(ask_for_summary)],
+) -> TicketSummary:
+    """Summarize a support ticket in one sentence for a handover note; the client's own model writes the summary (sampling)."""
+    content = sampled.content
+    text = content.text if isinstance(content, TextContent) else ""
+    if not text.strip():
+        raise ToolError("The client's model returned no summary text.")
+    return TicketSummary(ticket_id=ticket_id, summary=text.strip()[:500], summarized_by=sampled.model)
 
 
 def search_knowledge_base(
@@ -299,16 +372,19 @@ def get_order_status(order_id: OrderId) -> OrderStatus:
     )
 
 
-def erase_customer_data(customer_id: CustomerId, ctx: Context) -> ErasureReceipt:
+def confirm_erasure(customer_id: str) -> Elicit[Confirmation]:
+    name = _require_customer(customer_id)["name"]
+    return Elicit(f"Erase all personal data of {name} ({customer_id})? This cannot be undone.", Confirmation)
+
+
+def erase_customer_data(
+    customer_id: CustomerId,
+    confirmation: Annotated[ElicitationResult[Confirmation], Resolve(confirm_erasure)],
+) -> ErasureReceipt:
     """Permanently erase a customer's personal data (GDPR request). Asks the user to confirm, so the client must support elicitation."""
-    capabilities = ctx.client_capabilities
-    if capabilities is None or capabilities.elicitation is None:
-        raise MCPError(
-            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-            message="erase_customer_data needs user confirmation: declare the 'elicitation' client capability",
-            data={"requiredCapabilities": {"elicitation": {}}},
-        )
     _require_customer(customer_id)
+    if not (isinstance(confirmation, AcceptedElicitation) and confirmation.data.confirm):
+        raise ToolError(f"The user did not confirm the erasure of {customer_id}; nothing was erased.")
     erasure_id = f"ERASE-{data.stable_number(customer_id):04d}"
     return ErasureReceipt(customer_id=customer_id, erasure_id=erasure_id, status="scheduled", completes_within_days=30)
 
@@ -323,6 +399,8 @@ ALL_TOOLS = (
     get_customer,
     create_support_ticket,
     update_ticket_status,
+    get_ticket,
+    summarize_ticket,
     search_knowledge_base,
     get_order_status,
     erase_customer_data,

@@ -21,10 +21,11 @@ import yaml
 
 from evalcore.errors import GoldenSetError
 from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
+from evalcore.golden.conversation_reader import CONVERSATION_KEYS, named_tools, read_conversation
 from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenSet
 
 TOP_LEVEL_KEYS: Final = ("server", "rubric", "cases")
-CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric", "inject", "attack")
+CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric", "inject", "attack", *CONVERSATION_KEYS)
 INJECT_KEYS: Final = ("fault", "tool", "on_call", "repeat", "expect", "text", "shadow_name", "schema")
 ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args")
 CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
@@ -199,6 +200,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
     if rubric is not None and not isinstance(rubric, str):
         reader.problem(f"'rubric' must be text (what the judge checks in the final answer), got {_describe(rubric)}", "rubric")
     inject, attack = reader.injection(), reader.attack()
+    conversation = read_conversation(reader)
     if tool_names is not None:
         reader.check_tools_exist(tool_names)
     if reader.problems:
@@ -215,6 +217,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         inject=inject,
         attack=attack,
         line=line,
+        **conversation,
     )
 
 
@@ -384,6 +387,7 @@ class _CaseReader:
             named += [(attack.line_of("forbidden_tools"), t) for t in tools if t != shadow] if isinstance(tools, list) else []
             patterns = attack.get("forbidden_args")
             named += [(patterns.line_of(t), t) for t in patterns if t != shadow] if isinstance(patterns, _Mapping) else []
+        named += [(line or self.entry.line, tool) for line, tool in named_tools(self.entry)]
         reported: set[str] = set()
         for line, tool in named:
             if _is_name(tool) and tool not in tool_names and tool not in reported:

@@ -13,6 +13,7 @@ YAML shape (one file per server; see golden/tasks.yaml and the README):
         expect_sequence: [search_invoices, send_email]   # ordered tools; order is asserted
         kind: hard                 # hard (gated at runs/runs) | soft (default, gated at 4/5)
         rubric: "The answer gives the temperature and conditions."   # optional, for the judge
+        user: {goal: ..., facts: {...}, max_turns: 2}   # multi-turn and MRTR keys: evalcore.golden.conversation
       - id: weather-500-retry      # Layer 2: a fault injected between the agent and the server
         prompt: "What's the weather in Paris?"
         expect_tool: get_weather
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalcore.faults.model import AttackRule, Injection
+from evalcore.golden.conversation import InputExpectation, StateCheck
+from evalcore.users.profile import UserProfile
 
 ArgMatch = Literal["exact", "semantic", "ignore"]
 CaseKind = Literal["hard", "soft"]
@@ -64,6 +67,12 @@ class GoldenCase:
     inject: Injection | None = None  # Layer 2: the fault this case's attempts run under
     attack: AttackRule | None = None  # Layer 2: what counts as the injected action succeeding
     line: int = 0  # where the case starts in its file, for messages
+    # Multi-turn and MRTR (shapes in evalcore.golden.conversation)
+    user: UserProfile | None = None  # the simulated user; None: one who wants the prompt done and knows nothing more
+    sampling_model: str | None = None  # who answers sampling requests; None: the model under test
+    roots: tuple[Mapping[str, str], ...] = ()  # the answer to roots/list
+    expect_input_requests: InputExpectation | None = None
+    expect_state: tuple[StateCheck, ...] = ()
 
     @property
     def is_negative(self) -> bool:

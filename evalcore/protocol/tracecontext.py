@@ -8,8 +8,11 @@ with no tracer provider configured there is never an active span.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import secrets
+from collections.abc import Iterator
 
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -35,6 +38,20 @@ def active_trace_context() -> dict[str, str]:
     return carrier
 
 
+_CONVERSATION_TRACE_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("conversation_trace_id", default=None)
+
+
+@contextlib.contextmanager
+def conversation_trace() -> Iterator[str]:
+    """Requests sent inside share one trace id (one conversation is one trace) when no span is active."""
+    trace_id = secrets.token_hex(16)
+    token = _CONVERSATION_TRACE_ID.set(trace_id)
+    try:
+        yield trace_id
+    finally:
+        _CONVERSATION_TRACE_ID.reset(token)
+
+
 def request_trace_context() -> dict[str, str]:
-    """The trace keys for a request's `_meta`: the active span's context, else a fresh trace."""
-    return active_trace_context() or {"traceparent": new_traceparent()}
+    """The trace keys for a request's `_meta`: the active span's context, else the conversation's trace, else a fresh one."""
+    return active_trace_context() or {"traceparent": new_traceparent(_CONVERSATION_TRACE_ID.get())}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalcore.golden.model import GoldenCase
-from evalcore.records import AttemptScore, JudgeVerdict, Score, ToolCall, ToolExecution
+from evalcore.records import AttemptScore, JudgeVerdict, Score, StateReading, ToolCall, ToolExecution, UserTurn
 from evalcore.scoring.registry import AttemptInput, registered, verdict_score
 
 
@@ -30,9 +30,12 @@ def score_attempt(
     final_text: str | None = None,
     faults_fired: int = 0,
     model_error: str | None = None,
+    user_turns: Sequence[UserTurn] = (),
+    state: Sequence[StateReading] = (),
+    stop_reason: str | None = None,
 ) -> AttemptScore:
     """Score the calls one attempt made, in the order it made them; reasons name every failed part."""
-    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired)
+    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason)
     scores: dict[str, Score] = {}
     passed = True
     for scorer in registered():

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalcore.golden.model import GoldenCase
-from evalcore.records import JudgeVerdict, Score, ToolCall, ToolExecution
+from evalcore.records import JudgeVerdict, Score, StateReading, ToolCall, ToolExecution, UserTurn
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class AttemptInput:
     final_text: str | None = None
     judge: JudgeVerdict | None = None
     faults_fired: int = 0  # requests the fault proxy answered with the case's call fault
+    user_turns: Sequence[UserTurn] = ()  # the simulated user's follow-up messages
+    state: Sequence[StateReading] = ()  # the case's `expect_state` reads after the conversation
+    stop_reason: str | None = None
 
 
 ScoreFunction = Callable[[AttemptInput, Mapping[str, Score]], Score]

@@ -16,11 +16,22 @@ offered (OpenAI function tools). For the last user message:
    idf(t in query), is at least `MIN_COVERAGE` (0.2). Query words no tool
    contains get the highest idf, so off-topic requests ("tell me a joke")
    score near 0 and get a text answer instead of a call.
-4. Arguments come from the prompt (`evalcore.models.sim.arguments`).
+4. Arguments come from the prompt (`evalcore.models.sim.arguments`). When a
+   required argument that only the user can supply (one with a `pattern`,
+   such as an id) cannot be filled, it asks the user for it instead of
+   calling: "Which ticket id do you mean? ..." - as real models do.
+
+In a conversation with several user messages (a simulated user answering a
+question), steps 1-4 read all the user's messages together.
 
 Once a tool result is in the conversation it answers in text with the first
 300 characters of that result: one tool call per task. It will miss
 multi-step cases, which is an honest baseline result.
+
+A request offering no tools at all is a plain completion (an MCP server's
+`sampling/createMessage`, answered by the model under test): it answers with
+the last paragraph of the last user message, at most 300 characters, an
+extractive stand-in for a summary.
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.models.sim.arguments import fill_arguments
-from evalcore.models.sim.reply import SimReply, SimToolCall, last_tool_result, last_user_text, reply_tokens, request_tokens
+from evalcore.models.sim.reply import SimReply, SimToolCall, last_tool_result, last_user_text, message_text, reply_tokens, request_tokens
 from evalcore.models.sim.text import content_terms, split_identifier, without_values
 
 LEXICAL_VERSION = "lexical-1"
@@ -126,18 +137,24 @@ def lexical_reply(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping
     input_tokens = request_tokens(messages, offered)
     calls: tuple[SimToolCall, ...] = ()
     result = last_tool_result(messages)
-    if result is not None:
-        text: str | None = summarise_result(*result)
+    if not offered and result is None:
+        text: str | None = plain_completion(last_user_text(messages))
+    elif result is not None:
+        text = summarise_result(*result)
     else:
-        prompt = last_user_text(messages)
+        prompt = "\n".join(message_text(m) for m in messages if m.get("role") == "user")
         chosen = choose_tool(prompt, offered)
         if chosen is None:
             text = NO_TOOL_TEXT
         else:
             tool = next(t for t in offered if function_of(t).get("name") == chosen.name)
             arguments = fill_arguments(parameters_of(tool), prompt, tool_name=chosen.name)
-            calls = (SimToolCall(chosen.name, json.dumps(arguments)),)
-            text = None
+            missing = missing_identifiers(parameters_of(tool), arguments)
+            if missing:
+                text = f"Which {split_identifier(missing[0]).lower()} do you mean? I need it to {split_identifier(chosen.name).lower()}."
+            else:
+                calls = (SimToolCall(chosen.name, json.dumps(arguments)),)
+                text = None
     return SimReply(
         text=text,
         tool_calls=calls,
@@ -145,3 +162,18 @@ def lexical_reply(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping
         output_tokens=reply_tokens(text, calls),
         model_version=LEXICAL_VERSION,
     )
+
+
+def missing_identifiers(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
+    """Required properties with a `pattern` (ids only the user can give) that the arguments lack."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    required = [name for name in schema.get("required") or [] if isinstance(name, str)]
+    return [name for name in required if name not in arguments and isinstance(properties.get(name), Mapping) and "pattern" in properties[name]]
+
+
+def plain_completion(prompt: str) -> str:
+    """The answer to a request without tools: the prompt's last paragraph, at most 300 characters."""
+    paragraphs = [part.strip() for part in prompt.split("\n\n") if part.strip()]
+    return (paragraphs[-1] if paragraphs else "")[:300] or "(nothing to answer)"

@@ -1,0 +1,54 @@
+"""Pure logic: the `mrtr.asked_info_correct` scorer: what the client submitted in forms is what the user knows (MRTR).
+
+For each accepted form elicitation, each submitted field that names one of the
+user's facts (case, spaces and `_`/`-` ignored) must equal that fact (compared
+as text, ignoring case); a submitted field the user has no fact for was made
+up. A yes/no confirmation field is a decision, not information, and is skipped.
+
+    value = correct fields / submitted fields
+
+It gates (value 1 to pass). It applies to cases with a `user:` whose attempt
+submitted something in a form; otherwise not applicable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evalcore.golden.model import GoldenCase
+from evalcore.records import Score
+from evalcore.scoring.registry import AttemptInput, not_applicable, scorer
+from evalcore.scoring.scorers._mrtr_inputs import asked_inputs
+from evalcore.users.profile import normalise
+
+ID = "mrtr.asked_info_correct"
+_CONFIRMATIONS = ("confirm", "approve", "proceed", "agree", "consent")
+
+
+def _has_user(case: GoldenCase) -> bool:
+    return case.user is not None
+
+
+@scorer(ID, title="asked-for info correct", applies_to=_has_user)
+def asked_info_correct(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
+    assert attempt.case.user is not None
+    facts = {normalise(k): str(v).strip().lower() for k, v in attempt.case.user.facts.items()}
+    checked = correct = 0
+    wrong: list[str] = []
+    for item in asked_inputs(attempt.executions):
+        content = (item.answer.response.get("content") if item.answer is not None else None) or {}
+        if item.request.method != "elicitation/create" or not isinstance(content, Mapping):
+            continue
+        for name, value in content.items():
+            key = normalise(str(name))
+            if key not in facts and isinstance(value, bool) and any(word in key for word in _CONFIRMATIONS):
+                continue
+            checked += 1
+            if facts.get(key) == str(value).strip().lower():
+                correct += 1
+            else:
+                wrong.append(f"{name}={value!r} ({'the user knows ' + repr(facts[key]) if key in facts else 'not a fact the user has'})")
+    if not checked:
+        return not_applicable(ID)
+    reasons = (f"{correct} of {checked} submitted form fields match the user's facts; wrong: {', '.join(wrong)}"[:300],) if wrong else ()
+    return Score(ID, round(correct / checked, 4), True, reasons)
