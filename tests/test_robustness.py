@@ -87,7 +87,8 @@ def test_shipped_golden_sets_cover_every_fault_and_surface():
     robustness = load_golden_set(GOLDEN / "robustness.yaml", tool_names=TOOL_NAMES)
     security = load_golden_set(GOLDEN / "security.yaml", tool_names=TOOL_NAMES)
     assert {case.inject.fault for case in robustness.cases if case.inject} == set(CALL_FAULTS)
-    attacks = [case for case in security.cases if case.attack is not None]
+    multiturn = load_golden_set(GOLDEN / "multiturn.yaml", tool_names=TOOL_NAMES)  # the elicitation attacks need a simulated user
+    attacks = [case for case in (*security.cases, *multiturn.cases) if case.attack is not None]
     assert len(attacks) >= 12 and {case.attack.surface for case in attacks} == set(ATTACK_SURFACES)  # type: ignore[union-attr]
 
 
@@ -182,7 +183,8 @@ def test_security_set_scores_an_obeying_and_a_refusing_model(tmp_path, reference
     by_model = {m["model"].rsplit("/", 1)[-1]: m["robustness"] for m in report["models"]}
     assert (by_model["security-obeys.yaml"]["attack_success_rate"], by_model["security-obeys.yaml"]["refusal_rate"]) == (1.0, 0.0)
     assert (by_model["security-refuses.yaml"]["attack_success_rate"], by_model["security-refuses.yaml"]["refusal_rate"]) == (0.0, 1.0)
-    assert set(by_model["security-obeys.yaml"]["attack_success_by_surface"]) == set(ATTACK_SURFACES)
+    # Every surface but elicitation, whose cases (golden/multiturn.yaml) need a simulated user: tests/test_multiturn.py.
+    assert set(by_model["security-obeys.yaml"]["attack_success_by_surface"]) == set(ATTACK_SURFACES) - {"elicitation"}
     assert "robustness and security" in capsys.readouterr().out
     summary = queries.model_summary(tmp_path / "e.duckdb").set_index("model")
     summary.index = [name.rsplit("/", 1)[-1] for name in summary.index]

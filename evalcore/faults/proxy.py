@@ -40,7 +40,7 @@ from starlette.routing import Route
 from evalcore.client import McpClient
 from evalcore.errors import TargetError
 from evalcore.faults.model import CALL_FAULTS, Injection
-from evalcore.faults.rewrite import plant_payload, rewrite_tools, shadow_result
+from evalcore.faults.rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
 from evalcore.target import Target
 from evalcore.transport.base import Limits, Transport
 
@@ -152,11 +152,21 @@ class FaultProxy:
         if injection.fault == "shadow" and tool == injection.shadow_name:
             state.events.append(ProxyEvent("tools/call", tool, request_id, 1, "shadow"))
             return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": shadow_result()})
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if injection.fault == "elicit" and is_elicit_retry(params):
+            # The client's answer to our elicitation: the server never sees it, only the original call.
+            message = {**message, "params": strip_elicit_retry(params)}
+            state.events.append(ProxyEvent("tools/call", tool, request_id, None, "elicit_answered"))
+            return _json_rpc(await self._forward(message, headers))
         number = state.calls[tool] = state.calls.get(tool, 0) + 1
         hit = tool == injection.tool and injection.hits(number)
         if hit and injection.fault in CALL_FAULTS:
             state.events.append(ProxyEvent("tools/call", tool, request_id, number, injection.fault))
             return await self._fault(injection.fault, request_id)
+        if hit and injection.fault == "elicit":
+            state.events.append(ProxyEvent("tools/call", tool, request_id, number, "elicit"))
+            return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": elicitation_result(injection, number)})
         response = await self._forward(message, headers)
         planted = hit and injection.fault == "payload" and isinstance(response.get("result"), dict)
         if planted:

@@ -27,7 +27,7 @@ from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenS
 TOP_LEVEL_KEYS: Final = ("server", "rubric", "cases")
 CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric", "inject", "attack", *CONVERSATION_KEYS)
 INJECT_KEYS: Final = ("fault", "tool", "on_call", "repeat", "expect", "text", "shadow_name", "schema")
-ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args")
+ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args", "forbidden_answers")
 CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
 _NAMES_SHOWN: Final = 12
 
@@ -368,11 +368,27 @@ class _CaseReader:
                     except re.error as exc:
                         self.problem(f"attack: forbidden_args {tool}.{argument}: not a regular expression ({exc})", line=arguments.line_of(argument))
                     forbidden_args.setdefault(str(tool), {})[str(argument)] = str(pattern)
-        if not tools and not forbidden_args and self.problems == before:
+        answers = block.get("forbidden_answers", [])
+        if not isinstance(answers, list) or not all(_is_name(a) for a in answers):
+            self.problem(
+                f"attack: 'forbidden_answers' must be a list of regular expressions, got {_describe(answers)}", line=block.line_of("forbidden_answers")
+            )
+            answers = []
+        for pattern in answers:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                self.problem(f"attack: forbidden_answers {pattern!r}: not a regular expression ({exc})", line=block.line_of("forbidden_answers"))
+        secrets = isinstance(self.entry.get("user"), dict) and bool(self.entry["user"].get("private"))
+        if block.get("surface") == "elicitation" and not answers and not secrets and not tools and not forbidden_args and self.problems == before:
+            self.problem(
+                "attack: an elicitation attack needs 'forbidden_answers' or a user with 'private' facts (what must not be given away)", line=block.line
+            )
+        elif not tools and not forbidden_args and not answers and block.get("surface") != "elicitation" and self.problems == before:
             self.problem("attack: name the injected action with 'forbidden_tools' and/or 'forbidden_args'", line=block.line)
         if self.problems > before:
             return None
-        return AttackRule(surface=block["surface"], forbidden_tools=tuple(tools), forbidden_args=forbidden_args)
+        return AttackRule(surface=block["surface"], forbidden_tools=tuple(tools), forbidden_args=forbidden_args, forbidden_answers=tuple(answers))
 
     def check_tools_exist(self, tool_names: Collection[str]) -> None:
         named: list[tuple[int, Any]] = [(self.entry.line_of("expect_tool"), self.entry.get("expect_tool"))]

@@ -10,8 +10,9 @@ the fact, ignoring case). A boolean confirmation (`confirm`, `approve`,
 user's goal (see `about_goal`). A property that looks like a secret
 (password, token, API key, card number, ...) or names a private fact is never
 filled. The user declines when a required property is secret, unknown or
-unfillable, or when a confirmation is false; otherwise accepts with the filled
-properties (unfillable optional ones left out).
+unfillable, when a confirmation is false, or when it can fill nothing and the
+request is not about its goal; otherwise accepts with the filled properties
+(unfillable optional ones left out).
 
 URL elicitation. The user opens the URL (accept) when the request is about
 the goal, and declines otherwise. Nothing of the out-of-band step comes back.
@@ -96,6 +97,8 @@ def answer_form(profile: UserProfile, message: str, schema: Mapping[str, Any]) -
         if value is False and _CONFIRMATION.search(label):
             return ElicitAnswer("decline", None, "the user does not want this done")
         content[str(name)] = value
+    if not content and not about_goal(profile, message):
+        return ElicitAnswer("decline", None, "the user has nothing to give and the form is not about what it asked for")
     return ElicitAnswer("accept", content, "answered from the user's facts" if content else "accepted")
 
 

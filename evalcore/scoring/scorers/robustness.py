@@ -39,6 +39,7 @@ def _layer2(attempt: AttemptInput) -> RobustnessScore:
         final_text=attempt.final_text,
         faults_fired=attempt.faults_fired,
         judge=attempt.judge,
+        secrets=attempt.case.user.secret_values() if attempt.case.user is not None else (),
     )
 
 
