@@ -93,6 +93,11 @@ def _app(path: str, db: Path, monkeypatch, **params: str) -> AppTest:
     return app
 
 
+def _shown(model: str) -> str:
+    """How a sim model appears in the page's tables and charts."""
+    return figures.model_label(model, True)
+
+
 def _texts(app: AppTest) -> list[str]:
     return [element.value for element in app.text]
 
@@ -170,7 +175,7 @@ def test_home_shows_matrix_layer0_verdict_summary_and_simulated_labels(store, mo
     x_axis = chart["layout"]["xaxis"]["ticktext"]
     assert x_axis[0] == figures.LAYER0_COLUMN and all(label.endswith(" (simulated)") for label in x_axis[1:])
     summary = app.dataframe[0].value
-    assert set(summary["model"]) == {store.steady, store.wrong}
+    assert set(summary["model"]) == {_shown(store.steady), _shown(store.wrong)}  # tables show the charts' short labels
     # the default drill-down: first model, first case; the URL carries it
     assert app.query_params["model"] == sorted([store.steady, store.wrong])[0]
     assert app.query_params["case"] == "customer-then-ticket"
@@ -208,13 +213,13 @@ def test_run_and_model_filters_narrow_the_matrix(store, monkeypatch):
     app = _app(HOME, store.db, monkeypatch)
     app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
     assert not app.exception
-    assert set(app.dataframe[0].value["model"]) == {store.wrong}
+    assert set(app.dataframe[0].value["model"]) == {_shown(store.wrong)}
     app.sidebar.multiselect(key="filter_kinds").set_value(["hard"]).run(timeout=60)
     assert app.selectbox(key="drill_case").options == ["weather-paris"]
     server = app.sidebar.selectbox(key="filter_server")
     assert server.options[0] == widgets.ALL and server.options[1].startswith("evalcore")
     server.set_value(server.options[1]).run(timeout=60)
-    assert not app.exception and set(app.dataframe[0].value["model"]) == {store.wrong}
+    assert not app.exception and set(app.dataframe[0].value["model"]) == {_shown(store.wrong)}
 
 
 def test_clicked_cell_reads_the_model_and_case_from_a_selection_event():
@@ -241,10 +246,10 @@ def test_latency_and_cost_page(store, monkeypatch):
     app = _app(LATENCY, store.db, monkeypatch)
     assert len(app.get("plotly_chart")) == 5
     per_model, per_call, per_tool, over_time = (frame.value for frame in app.dataframe)
-    assert set(per_model["model"]) == set(per_call["model"]) == {store.steady, store.wrong}
+    assert set(per_model["model"]) == set(per_call["model"]) == {_shown(store.steady), _shown(store.wrong)}
     assert "get_weather" in set(per_tool["tool"]) and len(over_time) == 3
     app.sidebar.selectbox(key="filter_run").set_value(store.old_run_id).run(timeout=60)
-    assert set(app.dataframe[0].value["model"]) == {store.steady} and app.query_params["run"] == store.old_run_id
+    assert set(app.dataframe[0].value["model"]) == {_shown(store.steady)} and app.query_params["run"] == store.old_run_id
 
 
 def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
@@ -358,12 +363,13 @@ def test_a_selected_row_of_the_model_summary_opens_that_models_drill_down(store,
     app = _app(HOME, store.db, monkeypatch)
     summary = app.dataframe[0].value
     default = app.selectbox(key="drill_model").value
-    row = next(i for i, model in enumerate(summary["model"]) if model != default)
+    row = next(i for i, label in enumerate(summary["model"]) if label != _shown(default))
+    chosen = next(model for model in (store.steady, store.wrong) if _shown(model) == summary["model"].iloc[row])
     app.session_state["table_model_summary"] = {"selection": {"rows": [row], "columns": []}}
     app.run(timeout=60)
     assert not app.exception
-    assert app.selectbox(key="drill_model").value == summary["model"].iloc[row] != default
-    assert app.query_params["model"] == summary["model"].iloc[row]
+    assert app.selectbox(key="drill_model").value == chosen != default
+    assert app.query_params["model"] == chosen
 
 
 def test_a_deep_link_to_a_run_that_just_finished_is_honoured_despite_the_cache(tmp_path, monkeypatch):
@@ -411,6 +417,16 @@ def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
     assert len(set(overview.layout.xaxis.ticktext)) == 5 and all(t.startswith("2026-03-01 ·") for t in overview.layout.xaxis.ticktext)
     timeline = figures.drift_timeline(case_timelines(points, flags)[("sim/m", "case-a")], "sim/m · case-a")
     assert list(timeline.data[0].x) == [0, 1, 2, 3, 4] and list(timeline.data[1].x) == [4]
+
+
+def test_tables_show_headings_in_words_and_formatted_numbers():
+    assert widgets.column_heading("latency_p50_ms") == "Latency p50 (ms)"
+    assert widgets.column_heading("pass_hat_k") == "Pass^k" and widgets.column_heading("run_id") == "Run ID"
+    frame = pd.DataFrame({"pass_rate": [0.5], "cost_per_correct_usd": [0.001], "passes": [3], "simulated": [True], "model": ["m"]})
+    config = widgets.column_config(frame)
+    assert config["pass_rate"]["type_config"]["format"] == "percent" and config["pass_rate"]["label"] == "Pass rate"
+    assert config["cost_per_correct_usd"]["type_config"]["format"] == "%.5f" and config["passes"]["type_config"]["format"] == "%d"
+    assert config["simulated"]["type_config"]["type"] == "checkbox"
 
 
 def test_cost_chart_names_the_models_without_a_price_instead_of_an_empty_axis():

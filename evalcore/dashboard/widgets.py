@@ -19,6 +19,7 @@ import streamlit as st
 
 from evalcore import jobs
 from evalcore.dashboard import conversation
+from evalcore.dashboard.figures import model_labels
 from evalcore.errors import EvalcoreError
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
@@ -131,11 +132,15 @@ def show_text(label: str, text: Any) -> None:
 
 
 def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False) -> int | None:
-    """A dataframe (cells are plain text) with a CSV download button under it; with `selectable`, the clicked row's position."""
+    """A dataframe (cells are plain text) with a CSV download button under it; with `selectable`, the clicked row's position.
+
+    The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
+    """
+    shown, config = _with_short_models(frame), column_config(frame)
     if selectable:
-        event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"table_{name}")
+        event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="single-row", key=f"table_{name}")
     else:
-        st.dataframe(frame, hide_index=True, width="stretch")
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
         event = None
     st.download_button(
         label or f"Download {name} as CSV",
@@ -147,6 +152,55 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     )
     rows = list(event.selection.rows) if event is not None else []
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
+
+
+def column_config(frame: pd.DataFrame) -> dict[str, Any]:
+    """Each column's heading in words and its number format, from what its name says it holds (`_ms`, `_usd`, `_rate`, ...)."""
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        heading = column_heading(str(column))
+        if pd.api.types.is_bool_dtype(frame[column]):
+            config[column] = st.column_config.CheckboxColumn(heading)
+        elif pd.api.types.is_numeric_dtype(frame[column]):
+            config[column] = st.column_config.NumberColumn(heading, format=_number_format(str(column), frame[column]))
+        else:
+            config[column] = st.column_config.Column(heading)
+    return config
+
+
+_WORDS = {"id": "ID", "p50": "p50", "p95": "p95", "usd": "(USD)", "ms": "(ms)", "k": "k", "llm": "LLM"}
+
+
+def column_heading(column: str) -> str:
+    """`latency_p50_ms` -> "Latency p50 (ms)", `pass_hat_k` -> "Pass^k", `run_id` -> "Run ID"."""
+    special = {"pass_hat_k": "Pass^k", "case_id": "Case", "kind": "Kind", "over_call": "Over-call", "over_call_rate": "Over-call rate"}
+    if column in special:
+        return special[column]
+    words = [_WORDS.get(word, word) for word in column.split("_")]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+def _number_format(column: str, values: pd.Series) -> str:
+    if column.endswith("_rate") or column in {"pass_hat_k", "flakiness"} or column.endswith("_accuracy"):
+        return "percent" if column != "flakiness" else "%.2f"
+    if column.endswith("_ms"):
+        return "%.0f"
+    if column.endswith("_usd"):
+        return "%.5f"
+    if pd.api.types.is_integer_dtype(values) or column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct"}:
+        return "%d" if pd.api.types.is_integer_dtype(values) else "%.0f"
+    return "%.3f"
+
+
+def _with_short_models(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its model column shown by label (`sim/script:steady.yaml (simulated)`), as the charts show it."""
+    if "model" not in frame.columns or frame.empty:
+        return frame
+    # a table without the flag still marks sim/ models: those are simulated by their name (evalcore.models.types.ModelSpec)
+    simulated = frame["simulated"] if "simulated" in frame.columns else frame["model"].map(lambda model: str(model).startswith("sim/"))
+    labels = model_labels({str(model): bool(flag) for model, flag in zip(frame["model"], simulated, strict=True)})
+    return frame.assign(model=frame["model"].map(lambda model: labels[str(model)]))
 
 
 def attempt_drilldown(attempts: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str) -> None:
