@@ -18,6 +18,15 @@ class HostileHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
 
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/endless-get":
+            self._start("text/event-stream")
+            for _ in range(600):  # an event stream that stays open (bounded so the test server ends)
+                self._chunk(b": keep-alive\n\n")
+                time.sleep(0.1)
+            return
+        self._send(405, "text/plain", b"")
+
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         request = json.loads(body) if body else {}
@@ -34,6 +43,13 @@ class HostileHandler(BaseHTTPRequestHandler):
             return
         if path == "/garbage":
             return self._send(200, "application/json", b"\x00\xffnot json at all{{{")
+        if path == "/nested":
+            return self._send(200, "application/json", b"[" * 100_000 + b"]" * 100_000)
+        if path == "/nested-sse":
+            self._start("text/event-stream")
+            self._chunk(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
+            self._chunk(b"")
+            return
         if path == "/huge":
             return self._send(200, "application/json", b'{"jsonrpc":"2.0","id":1,"result":{"x":"' + b"a" * 3_000_000 + b'"}}')
         if path == "/text":

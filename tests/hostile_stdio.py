@@ -21,6 +21,23 @@ def main(mode: str) -> None:
             sys.stdout.write("Starting server... done!\n")
         elif mode == "huge":
             sys.stdout.write('{"jsonrpc":"2.0","id":' + json.dumps(request["id"]) + ',"result":{"x":"' + "a" * 2_000_000 + '"}}\n')
+        elif mode == "huge100":
+            sys.stdout.write('{"jsonrpc":"2.0","id":' + json.dumps(request["id"]) + ',"result":{"x":"')
+            chunk = "a" * 1_000_000
+            for _ in range(100):  # 100 MB on one line
+                sys.stdout.write(chunk)
+            sys.stdout.write('"}}\n')
+        elif mode == "nested":
+            sys.stdout.write("[" * 100_000 + "]" * 100_000 + "\n")
+        elif mode == "not-responses":
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}) + "\n")  # no id
+            sys.stdout.write(json.dumps({"jsonrpc": "1.0", "id": "other", "result": {}}) + "\n")  # wrong version, no one's id
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "method": "sampling/createMessage"}) + "\n")  # a request
+        elif mode == "drip":
+            for char in json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}):
+                sys.stdout.write(char)
+                sys.stdout.flush()
+                time.sleep(1)
         elif mode == "ok":
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}) + "\n")
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}}) + "\n")

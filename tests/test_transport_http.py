@@ -40,6 +40,8 @@ def _call(url: str, limits: Limits = FAST):
         ("/hang", "timeout"),
         ("/slow-drip", "timeout"),
         ("/garbage", "bad_json"),
+        ("/nested", "bad_json"),
+        ("/nested-sse", "bad_json"),
         ("/huge", "too_large"),
         ("/flood", "too_many_events"),
         ("/cut", "stream_cut"),
@@ -104,3 +106,15 @@ def test_every_request_carries_the_2026_headers_and_meta(base_url):
     assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "evalcore"
     assert meta["traceparent"].startswith("00-")
+
+
+def test_a_get_answered_with_an_endless_event_stream_costs_one_short_read(base_url):
+    async def go():
+        transport = HttpTransport(base_url + "/endless-get", FAST)
+        try:
+            return await transport.send(b"", headers={"Accept": "text/event-stream"}, expect_id=None, http_method="GET")
+        finally:
+            await transport.aclose()
+
+    wire = asyncio.run(go())
+    assert wire.status == 200 and wire.failure is None  # the status line is the answer; the stream is not read to a timeout

@@ -31,7 +31,19 @@ def _exchanges(mode: str, count: int = 1):
     return result, time.perf_counter() - started
 
 
-@pytest.mark.parametrize(("mode", "kind"), [("hang", "timeout"), ("garbage", "bad_json"), ("huge", "too_large"), ("exit", "closed")])
+@pytest.mark.parametrize(
+    ("mode", "kind"),
+    [
+        ("hang", "timeout"),
+        ("garbage", "bad_json"),
+        ("huge", "too_large"),
+        ("huge100", "too_large"),
+        ("nested", "bad_json"),
+        ("not-responses", "timeout"),
+        ("drip", "timeout"),
+        ("exit", "closed"),
+    ],
+)
 def test_hostile_stdio_servers_yield_bounded_failures(mode, kind):
     (exchange,), elapsed = _exchanges(mode)
     assert exchange.failure is not None and exchange.failure.kind == kind, exchange.describe()
@@ -66,3 +78,14 @@ def test_a_command_that_does_not_exist_is_a_target_error():
 
     with pytest.raises(TargetError, match="cannot start stdio server"):
         asyncio.run(go())
+
+
+def test_messages_that_answer_nothing_are_named_in_the_timeout():
+    (exchange,), _ = _exchanges("not-responses")
+    assert "answer no request" in exchange.failure.detail and "sampling/createMessage" in exchange.failure.detail
+
+
+def test_the_start_up_allowance_goes_to_the_first_request_only():
+    (first, second), _ = _exchanges("hang", count=2)
+    assert "allowed for the process to start" in first.failure.detail
+    assert "allowed for the process to start" not in second.failure.detail

@@ -125,6 +125,9 @@ class _BodyReader:
                 continue
             try:
                 decoded = json.loads(event.data)
+            except RecursionError:
+                self.fail("bad_json", f"SSE event {self.events} nests JSON too deep to decode")
+                return True
             except ValueError:
                 self.fail("bad_json", f"SSE event {self.events} is not JSON: {event.data[:80]!r}")
                 return True
@@ -164,6 +167,9 @@ class _BodyReader:
         # the content-type check, while the other checks still see its messages.
         try:
             decoded = json.loads(self.body)
+        except RecursionError:
+            self.fail("bad_json", f"HTTP {self.status} body nests JSON too deep to decode ({len(self.body)} bytes)")
+            return
         except ValueError:
             if self.expect_id is not None and _media_type(self.headers.get("content-type", "")) == "application/json":
                 self.fail("bad_json", f"HTTP {self.status} body is not JSON: {bytes(self.body[:80])!r}")

@@ -20,6 +20,9 @@ from typing import Literal
 from evalcore.errors import TargetError
 from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse
 
+# Notifications and stray messages kept for checks; past this many they are dropped (memory stays bounded).
+MAX_UNSOLICITED = 1000
+
 
 class StdioTransport:
     """Starts `command` once and exchanges JSON-RPC lines with it."""
@@ -88,6 +91,7 @@ class StdioTransport:
             return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
         if future is None or expect_id is None:
             return _wire(b"", None, None, started)
+        unsolicited_before = len(self.unsolicited)
         starting = self.first_line_at is None and not self._allowance_used
         self._allowance_used = True
         wait = self.limits.read_timeout + (self.limits.startup_timeout if starting else 0.0)
@@ -95,7 +99,8 @@ class StdioTransport:
             line, message, failure = await asyncio.wait_for(future, wait)
         except TimeoutError:
             during = f" (+{self.limits.startup_timeout:g}s allowed for the process to start)" if starting else ""
-            return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{during}{self._tail()}"), started)
+            seen = self._not_responses_since(unsolicited_before)
+            return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{during}{seen}{self._tail()}"), started)
         finally:
             self._pending.pop(expect_id, None)
         return _wire(line, message, failure, started)
@@ -103,12 +108,20 @@ class StdioTransport:
     async def _read_stdout(self) -> None:
         assert self._process is not None and self._process.stdout is not None
         stdout = self._process.stdout
+        discarding = False  # inside an oversized line: its remainder is dropped as it arrives
         while True:
             try:
                 line = await stdout.readline()
-            except ValueError:  # asyncio's LimitOverrunError surfaces as ValueError from readline
-                self._kill_all(WireFailure("too_large", f"a stdout line exceeds {self.limits.max_response_bytes} bytes"))
-                return
+            except ValueError as exc:  # asyncio's LimitOverrunError surfaces as ValueError; readline dropped the buffer
+                # Keep reading (and dropping) so memory stays bounded, the process never blocks on a full
+                # pipe, and the messages after the oversized line still get through.
+                discarding = "not found" in str(exc)  # the line goes on; CPython words the other case "Separator is found"
+                self._fail_pending(WireFailure("too_large", f"a stdout line exceeds {self.limits.max_response_bytes} bytes"), b"")
+                continue
+            if discarding:
+                discarding = False
+                if line.endswith(b"\n"):
+                    continue  # the tail of the oversized line
             if not line:
                 code = await self._process.wait()
                 self._kill_all(WireFailure("closed", f"server process exited with code {code}{self._tail()}"))
@@ -119,10 +132,13 @@ class StdioTransport:
                 continue
             try:
                 message = json.loads(line)
+            except RecursionError:
+                self._fail_pending(WireFailure("bad_json", f"stdout line nests JSON too deep to decode ({len(line)} bytes): {line[:40]!r}"), line[:200])
+                continue
             except ValueError:
                 # Only protocol messages may appear on stdout; garbage answers nobody,
                 # so fail whatever is waiting rather than let it time out.
-                self._fail_pending(WireFailure("bad_json", f"server wrote a non-JSON line to stdout: {line[:80]!r}"), line)
+                self._fail_pending(WireFailure("bad_json", f"server wrote a non-JSON line to stdout: {line[:80]!r}"), line[:200])
                 continue
             if not isinstance(message, dict):
                 self._fail_pending(WireFailure("bad_json", f"stdout line is JSON but not an object: {line[:80]!r}"), line)
@@ -132,7 +148,7 @@ class StdioTransport:
             future = self._pending.get(answer_id) if is_answer and isinstance(answer_id, int | str) else None
             if future is not None and not future.done():
                 future.set_result((line, message, None))
-            else:
+            elif len(self.unsolicited) < MAX_UNSOLICITED:
                 self.unsolicited.append(message)
 
     async def _read_stderr(self) -> None:
@@ -149,6 +165,13 @@ class StdioTransport:
     def _kill_all(self, failure: WireFailure) -> None:
         self._dead = failure
         self._fail_pending(failure, b"")
+
+    def _not_responses_since(self, index: int) -> str:
+        """Why a wait saw lines but no answer: the messages that were not a response to anything pending."""
+        seen = self.unsolicited[index:]
+        if not seen:
+            return ""
+        return f"; meanwhile it wrote {len(seen)} message(s) that answer no request, e.g. {json.dumps(seen[-1])[:100]}"
 
     def _tail(self) -> str:
         return f" (stderr: {self._stderr_tail[-1]})" if self._stderr_tail else ""

@@ -1,0 +1,38 @@
+"""The whole Layer 0 suite against hostile servers over both transports: a verdict with a reason, never a hang or a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalcore.conformance.runner import run_suite
+from evalcore.target import Target
+from evalcore.transport.base import Limits
+from tests.hostile_http import hostile_server
+
+HOSTILE_STDIO = Path(__file__).with_name("hostile_stdio.py")
+LIMITS = Limits(connect_timeout=1.0, read_timeout=1.0, max_response_bytes=1_000_000, startup_timeout=5.0)
+
+
+def _suite(target: Target):
+    return asyncio.run(run_suite(target, runs=2, limits=LIMITS, deadline_s=120))
+
+
+@pytest.mark.parametrize(("mode", "reason"), [("huge100", "too_large"), ("nested", "too deep"), ("not-responses", "answer no request"), ("drip", "timeout")])
+def test_hostile_stdio_server_gets_failed_checks_with_the_reason(mode, reason):
+    report = _suite(Target(stdio=f"{sys.executable} {HOSTILE_STDIO} {mode}"))
+    assert not report.passed
+    assert not [c.id for c in report.checks if c.verdict == "error"]  # the harness itself never broke
+    assert any(reason in c.detail for c in report.checks), [c.detail for c in report.checks][:3]
+
+
+@pytest.mark.parametrize(("path", "reason"), [("/nested", "too deep"), ("/huge", "too_large"), ("/slow-drip", "timeout"), ("/garbage", "bad_json")])
+def test_hostile_http_server_gets_failed_checks_with_the_reason(path, reason):
+    with hostile_server() as base:
+        report = _suite(Target(url=base + path))
+    assert not report.passed
+    assert not [c.id for c in report.checks if c.verdict == "error"]
+    assert any(reason in c.detail for c in report.checks), [c.detail for c in report.checks][:3]
