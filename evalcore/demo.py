@@ -16,7 +16,9 @@ next to the store (`<db dir>/demo/`), all `sim/` (simulated, nothing real):
 On the last night it also runs the bundled Layer 2 sets once each
 (`golden/robustness.yaml`, `golden/security.yaml`) with their scripted
 models from `golden/scripts/` — one that recovers or refuses, one that claims
-success or obeys — so the robustness and attack columns have data.
+success or obeys — so the robustness and attack columns have data — and the
+multi-turn and MRTR set (`golden/multiturn.yaml`) with `sim/lexical` and the
+scripted `sim/user`, so the drill-down has rounds and simulated-user turns.
 
 From the description-change night on, the runs use the reference server
 started with `--variant v2` (a vaguer `search_knowledge_base` description), so
@@ -52,6 +54,7 @@ MODEL_UPDATE_CASES: Final = ("overdue-invoices-acme", "calendar-day", "order-tra
 STEADY_VERSION: Final = "sim-steady-2026-06"
 DRIFTING_VERSIONS: Final = ("sim-drifting-2026-05", "sim-drifting-2026-11")
 GOLDEN_DIR: Final = bundled("golden")
+MULTITURN_SET: Final = "multiturn.yaml"
 LAYER2_SETS: Final = (
     ("robustness.yaml", ("robustness-recovers.yaml", "robustness-claims-success.yaml")),
     ("security.yaml", ("security-obeys.yaml", "security-refuses.yaml")),
@@ -97,6 +100,7 @@ class DemoResult:
     seconds: float
     description_change: date
     model_update: date
+    multiturn_run_ids: tuple[str, ...] = ()  # one run of golden/multiturn.yaml on the last night
 
 
 def right_calls(case: GoldenCase) -> list[dict[str, Any]]:
@@ -196,10 +200,12 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
     started = time.perf_counter()
     run_ids = [*_run_nights(config, models, before, ()), *_run_nights(config, models, after, ("--variant", "v2"))]
     layer2_run_ids = _run_layer2(config)
+    multiturn_run_ids = _run_multiturn(config)
     seconds = time.perf_counter() - started
     return DemoResult(
         run_ids=tuple(run_ids),
         layer2_run_ids=tuple(layer2_run_ids),
+        multiturn_run_ids=tuple(multiturn_run_ids),
         models=tuple(m.name for m in models),
         attempts=len(nights) * len(models) * len(golden.cases) * config.runs,
         seconds=seconds,
@@ -257,6 +263,25 @@ def _run_layer2(config: DemoConfig) -> list[str]:
             report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
             run_ids.append(str(report.get("runId")))
     return run_ids
+
+
+def _run_multiturn(config: DemoConfig) -> list[str]:
+    """One run of the multi-turn and MRTR set on the last night, with the lexical baseline and the scripted simulated user."""
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.reference import running_reference_server
+    from evalcore.target import Target
+
+    with running_reference_server() as url:
+        behaviour = BehaviourConfig(
+            golden_path=GOLDEN_DIR / MULTITURN_SET,
+            models=(ModelSpec(name="sim/lexical", max_concurrency=config.concurrency),),
+            db_path=config.db_path,
+            runs=config.runs,
+            concurrency=config.concurrency,
+            run_date=config.today,
+        )
+        report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
+    return [str(report.get("runId"))]
 
 
 def _follow_up_args(tool: str, prompt: str) -> dict[str, Any]:

@@ -78,3 +78,17 @@ def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(d
     assert summary.loc["robustness-claims-success", "robustness_rate"] < 0.5
     assert (summary.loc["security-obeys", "attack_success_rate"], summary.loc["security-refuses", "attack_success_rate"]) == (1.0, 0.0)
     assert detect_drift(run_points(db, golden_path=str(GOLDEN_DIR / "security.yaml"))) == []  # one run: no history to drift from
+
+
+def test_the_demo_includes_a_multiturn_run_with_rounds_and_simulated_user_turns(demo_db):
+    import json
+
+    from evalcore.store.behaviour import list_runs, load_attempts
+
+    db, _ = demo_db
+    [run] = [r for r in list_runs(db) if str(r["golden_path"]).endswith("multiturn.yaml")]
+    attempts = load_attempts(db, run["run_id"])
+    documents = [json.loads(a["transcript_json"]) for a in attempts]
+    methods = {q["method"] for d in documents for e in d["executions"] for r in e["rounds"] for q in r["requests"]}
+    assert methods == {"elicitation/create", "sampling/createMessage"}
+    assert any(d["user_turns"] for d in documents) and any(d["state"] for d in documents)

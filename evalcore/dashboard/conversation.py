@@ -4,8 +4,12 @@ The transcript keeps the messages exactly as sent to and received from the
 model (OpenAI chat format) and, apart from them, each tool call as executed
 on the server. `conversation` walks the messages in order and puts each tool
 call's execution (latency, error, the result without its `_meta`) where the
-model saw the result. Titles are our own words; bodies are untrusted text
-from the model or the server and must be rendered as text.
+model saw the result. A call the server answered with `input_required`
+(MRTR) shows each round before its result, in order: what the server asked,
+who answered (the simulated user, a model, the case, or the client) and what
+was sent back. The simulated user's own messages are marked as such.
+Titles are our own words; bodies are untrusted text from the model or the
+server and must be rendered as text.
 """
 
 from __future__ import annotations
@@ -37,12 +41,13 @@ def conversation(transcript: Mapping[str, Any]) -> list[Entry]:
     entries: list[Entry] = []
     next_execution = 0
     call_names: dict[str, str] = {}
-    for message in messages:
+    user_turns = {int(turn["message_index"]) for turn in transcript.get("user_turns") or () if isinstance(turn, Mapping) and "message_index" in turn}
+    for index, message in enumerate(messages):
         role = message.get("role")
         if role == "system":
             entries.append(Entry("system", "System prompt", _text(message.get("content")), folded=True))
         elif role == "user":
-            simulated = bool(message.get("simulated_user") or message.get("name") == "simulated_user")
+            simulated = index in user_turns or bool(message.get("simulated_user") or message.get("name") == "simulated_user")
             entries.append(Entry("simulated_user" if simulated else "user", "Simulated user" if simulated else "User", _text(message.get("content"))))
         elif role == "assistant":
             if message.get("content"):
@@ -56,14 +61,43 @@ def conversation(transcript: Mapping[str, Any]) -> list[Entry]:
             execution = executions[next_execution] if next_execution < len(executions) else None
             next_execution += 1
             name = call_names.get(str(message.get("tool_call_id")), str((execution or {}).get("tool") or "?"))
+            entries.extend(input_rounds(execution))
             entries.append(_tool_result(name, message, execution))
     for execution in executions[next_execution:]:  # executed, but the model never saw the result (the attempt stopped)
+        entries.extend(input_rounds(execution))
         entries.append(_tool_result(str(execution.get("tool") or "?"), None, execution))
     final_text = transcript.get("final_text")
     if final_text and not any(entry.kind == "assistant" and entry.body == final_text for entry in entries):
         entries.append(Entry("assistant", "Assistant (final answer)", _text(final_text)))
     if transcript.get("error"):
         entries.append(Entry("error", f"Attempt stopped: {transcript.get('stop_reason') or 'error'}", _text(transcript.get("error")), failed=True))
+    return entries
+
+
+_ANSWERED_BY = {"user": "the simulated user", "model": "the model", "case": "the case", "client": "the client"}
+
+
+def input_rounds(execution: Mapping[str, Any] | None) -> list[Entry]:
+    """One entry per input request of each MRTR round of a call, in order: what was asked, who answered, what was sent."""
+    entries: list[Entry] = []
+    for round_ in (execution or {}).get("rounds") or ():
+        if not isinstance(round_, Mapping):
+            continue
+        for request in round_.get("requests") or ():
+            if not isinstance(request, Mapping):
+                continue
+            kind = str(request.get("method") or "?") + (f" ({request['mode']})" if request.get("mode") else "")
+            who = request.get("answered_by")
+            answerer = f"{_ANSWERED_BY.get(str(who), str(who))} ({request.get('answerer')})" if who else "nobody"
+            response = request.get("response")
+            action = response.get("action") if isinstance(response, Mapping) else None
+            title = f"Input request · {execution.get('tool') if execution else '?'} · round {round_.get('round')} · {kind} · answered by {answerer}"
+            if action:
+                title += f": {action}"
+            asked = json.dumps(without_meta(request.get("params") or {}), indent=2, ensure_ascii=False)
+            sent = json.dumps(response, indent=2, ensure_ascii=False) if response is not None else "(no answer)"
+            body = f"asked:\n{asked}\n\nsent back:\n{sent}" + (f"\n\nnote: {request['note']}" if request.get("note") else "")
+            entries.append(Entry("input_request", title, body, folded=True, failed=response is None))
     return entries
 
 
