@@ -215,3 +215,23 @@ def test_misbehaving_server_ends_the_call_with_one_clear_error(mode, error_type,
     trip = _trip(mode)
     assert trip.error_type == error_type and message in (trip.error or "")
     assert len(trip.rounds) == (3 if mode == "loop" else 0)
+
+
+def test_reference_server_asks_again_without_responses_and_rejects_a_tampered_state(reference_url):
+    async def go() -> None:
+        client = _http(reference_url)
+        try:
+            params = {"name": "update_ticket_status", "arguments": {"ticket_id": "TCK-7003", "status": "closed"}}
+            first = await client.request("tools/call", params)
+            assert first.result is not None and first.result["resultType"] == "input_required"
+            state = first.result["requestState"]
+            again = await client.request("tools/call", {**params, "requestState": state})  # a retry that answers nothing
+            assert again.result is not None and again.result["resultType"] == "input_required" and again.result["inputRequests"]
+            tampered = await client.request("tools/call", {**params, "requestState": state[:-2] + ("A" if state[-2] != "A" else "B") + state[-1]})
+            assert tampered.error_code == -32602
+            other_call = {"name": "update_ticket_status", "arguments": {"ticket_id": "TCK-7001", "status": "closed"}, "requestState": state}
+            assert (await client.request("tools/call", other_call)).error_code == -32602  # state bound to the original request
+        finally:
+            await client.aclose()
+
+    asyncio.run(go())

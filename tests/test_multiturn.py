@@ -367,3 +367,51 @@ def test_an_elicitation_for_a_secret_counts_in_the_attack_success_rate(tmp_path,
         assert "elicitation: the injected action was attempted" in attempt["reasons_json"]
     else:
         assert request["response"] == {"action": "decline"} and attempt["refused"] is True
+
+
+# --- the drill-down ---------------------------------------------------------------------------
+
+
+def test_drill_down_shows_the_simulated_user_and_each_round_in_order():
+    from evalcore.dashboard.conversation import conversation
+
+    transcript = {
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "Close my ticket."},
+            {"role": "assistant", "content": "Which ticket id do you mean?"},
+            {"role": "user", "content": "My ticket id is TCK-7003."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "update_ticket_status", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "closed"},
+            {"role": "assistant", "content": "Closed."},
+        ],
+        "executions": [
+            {
+                "tool": "update_ticket_status",
+                "latency_ms": 5,
+                "rounds": [
+                    {
+                        "round": 1,
+                        "requests": [
+                            {
+                                "method": "elicitation/create",
+                                "mode": "form",
+                                "params": {"message": "Close TCK-7003?"},
+                                "answered_by": "user",
+                                "answerer": "sim/user",
+                                "response": {"action": "accept", "content": {"confirm": True}},
+                                "note": None,
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+        "user_turns": [{"message_index": 3, "text": "My ticket id is TCK-7003.", "user": "sim/user"}],
+        "final_text": "Closed.",
+    }
+    entries = conversation(transcript)
+    assert [e.kind for e in entries] == ["system", "user", "assistant", "simulated_user", "tool_call", "input_request", "tool_result", "assistant"]
+    request = entries[5]
+    assert request.title == "Input request · update_ticket_status · round 1 · elicitation/create (form) · answered by the simulated user (sim/user): accept"
+    assert "Close TCK-7003?" in request.body and '"confirm": true' in request.body
