@@ -106,10 +106,11 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed)")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
 
-    drift = _command(commands, "drift", "flag per-case regressions in the stored behaviour history, with their likely cause")
+    drift = _command(commands, "drift", "find persistent drops and recoveries of each case's pass rate in the stored history, with their cause")
     drift.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
     drift.add_argument("--golden", type=Path, metavar="PATH", help="only runs of this golden set (as given to `run --golden`)")
-    drift.add_argument("--json", type=Path, metavar="PATH", help="write the flags as JSON here")
+    drift.add_argument("--json", type=Path, metavar="PATH", help="write the changes as JSON here")
+    drift.add_argument("--min-baseline", type=int, metavar="N", help="runs before a change point for it to be tested (default 2, chosen by bench/drift_sim.py)")
 
     demo = _command(commands, "demo", "back-fill a simulated nightly history (sim models) into a fresh store, then check it for drift")
     demo.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store to create (default {DEFAULT_DB})")

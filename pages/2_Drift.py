@@ -1,19 +1,21 @@
-"""Dashboard page: per-case pass-rate timelines per model, with the runs where a case regressed flagged and attributed."""
+"""Dashboard page: each case's pass rate over the runs, the persistent drops and recoveries found in it, their evidence and cause."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from evalcore import drift
 from evalcore.dashboard import data, figures, widgets
+from evalcore.drift import DriftSettings, render
+
+DEFAULTS = DriftSettings()
 
 st.set_page_config(page_title="evalcore — drift", layout="wide")
 st.title("Drift")
 st.caption(
-    f"A run is flagged when a case's passes drop against its own previous {drift.WINDOW_RUNS} runs (at least {drift.MIN_WINDOW_RUNS}): "
-    f"one-sided Fisher exact test p < {drift.P_THRESHOLD} AND a pass-rate drop of at least {drift.MIN_DROP}. "
-    "With 5 attempts a run, one run is weak evidence: confidence = 1 − p says how unlikely the drop is by chance "
-    "(5/5 for a week, then 2/5: confidence ≈ 0.999; 3/5: not flagged on p alone)."
+    "A change is found when a case's pass rate moves and stays moved: every candidate change point in the recent runs is tested "
+    "(the pooled attempts before it against those after it, exact test), corrected for the number of change points and for every "
+    f"(model × case) tested that night (Benjamini-Hochberg, q ≤ {DEFAULTS.fdr}). One bad night among good ones is never a change. "
+    "The cause compares every fingerprint of the last run before the change point with the first run after it. Method: docs/drift.md."
 )
 
 db = data.db_path()
@@ -25,52 +27,83 @@ if not options["models"]:
 run_counts = data.runs(db)["golden_path"].value_counts()
 golden_choices = sorted(options.get("golden_paths", []), key=lambda path: (-int(run_counts.get(path, 0)), str(path)))  # the longest history first
 golden = st.sidebar.selectbox("Golden set", golden_choices, key="drift_golden")
-points, flags = data.drift(db, str(golden) if golden else None)
+min_baseline = int(
+    st.sidebar.number_input(
+        "Minimum baseline (runs)",
+        min_value=1,
+        max_value=DEFAULTS.window - DEFAULTS.min_after,
+        value=DEFAULTS.min_baseline,
+        key="drift_min_baseline",
+        help=f"Runs before a change point for it to be tested; {DEFAULTS.min_baseline} was chosen by bench/drift_sim.py.",
+    )
+)
+points, changes = data.drift(db, str(golden) if golden else None, min_baseline)
 models = sorted({p.model for p in points})
 chosen_models = st.sidebar.multiselect("Models", models, key="drift_models", placeholder="all models")
 if chosen_models:
     points = [p for p in points if p.model in chosen_models]
-    flags = [f for f in flags if f.model in chosen_models]
+    changes = [c for c in changes if c.model in chosen_models]
 run_count = len({p.run_id for p in points})
-if run_count <= drift.MIN_WINDOW_RUNS:
+needed = min_baseline + DEFAULTS.min_after
+if run_count < needed:
     st.info(
-        f"{run_count} complete run(s) of this golden set so far. Drift needs at least {drift.MIN_WINDOW_RUNS + 1}: from then on, each case's newest "
-        "run is tested against its own recent history, and a regression shows here with its likely cause (model update, or a change of the "
-        "server's tools and descriptions, with the diff)."
+        f"{run_count} complete run(s) of this golden set so far. Drift needs at least {needed}: {min_baseline} before a change point and "
+        f"{DEFAULTS.min_after} after it. From then on every case is tested each night, and a persistent change shows here with its cause "
+        "(model update, server description change with the diff, golden case edit, settings, or a silent model update)."
     )
     st.stop()
-if any(p.simulated for p in points):
+simulated = {p.model: p.simulated for p in points}
+if any(simulated.values()):
     st.warning("Rows labelled (simulated) come from offline `sim/` models: their history is scripted, not a real provider's.")
 
-if flags:
-    st.error(f"{len(flags)} regression(s) flagged over {run_count} runs.")
+drops = [c for c in changes if c.kind == "drop"]
+still_open = [c for c in drops if c.status == "open"]
+if still_open:
+    st.error(f"{len(still_open)} open drop(s); {len(drops) - len(still_open)} recovered; over {run_count} runs.")
+elif drops:
+    st.success(f"Every drop recovered: {len(drops)} drop(s) over {run_count} runs, each closed by the run that fixed it.")
 else:
-    st.success(f"No regressions over {run_count} runs: no case's pass rate dropped significantly below its recent history.")
-widgets.table(data.flags_table(flags), "drift_flags", label="Download the flags as CSV")
+    st.success(f"No persistent change over {run_count} runs: no case's pass rate moved beyond what its own history explains.")
+labels = figures.model_labels(simulated)
+st.dataframe(
+    data.changes_table(changes, labels),
+    hide_index=True,
+    width="stretch",
+    column_config={"cause": st.column_config.TextColumn("cause", width="large"), "case": st.column_config.TextColumn("case", width="medium")},
+)
+st.download_button(
+    "Download the changes with their evidence as CSV",
+    data.changes_csv(changes),
+    file_name="drift_changes.csv",
+    mime="text/csv",
+    key="download_drift_changes",
+    disabled=not changes,
+)
 
 st.subheader("Every case over time")
-event = st.plotly_chart(figures.drift_overview(points, flags), on_select="rerun", selection_mode="points", key="drift_overview", width="stretch")
+event = st.plotly_chart(figures.drift_overview(points, changes), on_select="rerun", selection_mode="points", key="drift_overview", width="stretch")
 clicked = widgets.clicked_cell(event)
 
 st.subheader("One case")
 pairs = sorted({(p.model, p.case_id) for p in points})
-flagged_first = sorted(pairs, key=lambda pair: (not any((f.model, f.case_id) == pair for f in flags), pair))
-wanted = clicked or (st.query_params.get("model"), st.query_params.get("case"))
-if wanted in pairs and st.session_state.get("_drift_applied") != wanted:
-    st.session_state["_drift_applied"] = wanted
-    st.session_state["drift_pair"] = wanted
-simulated = {p.model: p.simulated for p in points}
-model, case = st.selectbox(
-    "Model · case (flagged first)", flagged_first, key="drift_pair", format_func=lambda pair: f"{figures.model_label(pair[0], simulated[pair[0]])} · {pair[1]}"
-)
+changed_first = sorted(pairs, key=lambda pair: (not any((c.model, c.case_id) == pair for c in changes), pair))
+if st.session_state.get("drift_pair") not in pairs:
+    # The URL's pair is applied once, when the picker first appears; from then on the picker is the user's.
+    st.session_state.pop("drift_pair", None)
+    from_url = (st.query_params.get("model"), st.query_params.get("case"))
+    st.session_state["drift_pair"] = from_url if from_url in pairs else changed_first[0]
+if clicked in pairs and st.session_state.get("_drift_clicked") != clicked:
+    st.session_state["_drift_clicked"] = clicked
+    st.session_state["drift_pair"] = clicked
+model, case = st.selectbox("Model · case (changed first)", changed_first, key="drift_pair", format_func=lambda pair: f"{labels[pair[0]]} · {pair[1]}")
 st.query_params["model"], st.query_params["case"] = model, case
-timeline = drift.case_timelines(points, flags).get((model, case), [])
-st.plotly_chart(figures.drift_timeline(timeline, f"{model} · {case}"), width="stretch")
-for point in timeline:
-    if point.flag is not None:
-        flag = point.flag
-        st.text(
-            f"{flag.run_date} · run {flag.run_id}: {flag.before_passes}/{flag.before_runs} before -> {flag.after_passes}/{flag.after_runs}, "
-            f"p = {flag.p_value:.2g}, confidence {flag.confidence:.4f} · {flag.attribution}"
-        )
-        widgets.show_text("Why (fingerprints compared with the run before; a description diff comes from the server)", flag.detail)
+history = [p for p in points if (p.model, p.case_id) == (model, case)]
+own = [c for c in changes if (c.model, c.case_id) == (model, case)]
+st.plotly_chart(figures.drift_timeline(history, own, f"{labels[model]} · {case}"), width="stretch")
+if not own:
+    st.text("No persistent change of this case.")
+for change in own:
+    with st.container(border=True):
+        st.text(render.headline(change))
+        st.text(change.action)
+        widgets.show_text("Evidence: every fingerprint of the last run before the change point against the first after it", change.evidence)

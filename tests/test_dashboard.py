@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -117,29 +118,36 @@ def test_every_page_explains_how_to_get_data_when_the_store_is_missing(page, tmp
     assert not app.dataframe
 
 
-def test_drift_page_flags_the_demo_regressions_with_their_cause_and_diff(demo_db, monkeypatch):
-    from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE
-
+def test_drift_page_shows_the_demo_changes_with_their_evidence(demo_db, monkeypatch):
     db, config = demo_db
     app = _app(DRIFT, db, monkeypatch)
-    assert "4 regression(s) flagged over 8 runs" in app.error[0].value
+    assert "4 open drop(s); 0 recovered; over 8 runs." in app.error[0].value
     assert "(simulated)" in app.warning[0].value
-    flags = app.dataframe[0].value
-    assert len(flags) == 4 and set(flags["attribution"]) == {MODEL_UPDATE, SERVER_CHANGE}
-    assert set(flags.loc[flags["attribution"] == SERVER_CHANGE, "run_date"]) == {config.description_change}
+    table = app.dataframe[0].value
+    assert len(table) == 4 and set(table["cause"]) == {"model update", "server change"}
+    assert set(table.loc[table["cause"] == "server change", "change point"]) == {config.description_change}
+    assert list(table.columns) == ["change point", "model", "case", "change", "status", "before", "after", "q", "cause"]
     overview, timeline = (json.loads(chart.proto.spec) for chart in app.get("plotly_chart"))
     rows = overview["data"][0]["y"]
     assert len(rows) == 2 * 28 and all(" (simulated) · " in row for row in rows)
-    assert len(overview["data"][1]["x"]) == 4  # one flag marker per regression
-    # flagged pairs come first in the picker; the first one's timeline is drawn with its flag, and its cause is shown verbatim
+    assert len(overview["data"][1]["x"]) == 4  # one marker per change point
+    # changed pairs come first in the picker; the first one's timeline shows its change point, before/after rates and the run that found it
     model, case = app.selectbox(key="drift_pair").value
-    assert ((flags["model"] == model) & (flags["case_id"] == case)).any()
-    assert [trace["name"] for trace in timeline["data"]] == ["pass rate", "flagged regression"]
+    assert (table["case"] == case).any()
+    names = [trace.get("name") for trace in timeline["data"]]
+    assert names[0] == "pass rate" and {"before the change point", "after the change point", "drop found"} <= set(names)
+    assert any(shape.get("type") == "line" for shape in timeline["layout"]["shapes"])  # the change point
     assert app.query_params["model"] == model and app.query_params["case"] == case
-    assert any("confidence" in t for t in _texts(app))
+    texts = _texts(app)
+    assert any("before " in t and "95% CI" in t and "q = " in t for t in texts)
+    assert any("pass rate 100% → " in t and "since" in t for t in texts)
 
 
-def test_drift_page_deep_link_shows_the_description_diff(demo_db, monkeypatch):
+def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_evidence(demo_db, monkeypatch):
+    import csv
+    import io
+
+    from evalcore.dashboard import data as dashboard_data
     from evalcore.demo import DESCRIPTION_CASE
 
     db, _ = demo_db
@@ -147,11 +155,30 @@ def test_drift_page_deep_link_shows_the_description_diff(demo_db, monkeypatch):
     app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
     assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
     assert any("changed description of search_knowledge_base" in block.value for block in app.code)
+    rows = list(csv.DictReader(io.StringIO(dashboard_data.changes_csv(dashboard_data.drift(db, None)[1]))))
+    server = next(r for r in rows if r["cause"] == "server")
+    assert "+" in server["description_diff"] and "changed description of search_knowledge_base" in server["evidence"]
+    model = next(r for r in rows if r["cause"] == "model")
+    assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model["evidence"]) and model["q_value"]
+
+
+def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
+    from evalcore.demo import DESCRIPTION_CASE
+
+    db, _ = demo_db
+    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    app = _app(DRIFT, db, monkeypatch)
+    first = app.selectbox(key="drift_pair").value
+    wanted = (steady, DESCRIPTION_CASE) if first != (steady, DESCRIPTION_CASE) else (steady, "calendar-day")
+    app.selectbox(key="drift_pair").set_value(wanted).run(timeout=60)
+    assert app.selectbox(key="drift_pair").value == wanted  # the URL still named the first pair on this rerun
+    app.run(timeout=60)
+    assert app.selectbox(key="drift_pair").value == wanted and app.query_params["case"] == wanted[1]
 
 
 def test_drift_page_says_what_it_will_show_before_there_is_enough_history(store, monkeypatch):
     app = _app(DRIFT, store.db, monkeypatch)
-    assert "Drift needs at least 4" in app.info[0].value
+    assert "Drift needs at least 4" in app.info[0].value  # 2 runs before a change point and 2 after
     assert not app.get("plotly_chart")
 
 
@@ -403,20 +430,23 @@ def test_the_matrix_says_when_a_run_it_shows_is_still_running_or_crashed(tmp_pat
 
 
 def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
-    from evalcore.drift import RunPoint, case_timelines, detect_drift
+    from evalcore.drift import Fingerprints, RunPoint, detect_changes
 
     day = date(2026, 3, 1)
-    history = enumerate([5, 5, 5, 5, 0])
-    points = [RunPoint("sim/m", "case-a", f"run-{i}-abcde{i}", day, passes, 5, "fp", "h", "v1", "g", simulated=True) for i, passes in history]
-    flags = detect_drift(points)
-    assert len(flags) == 1
-    overview = figures.drift_overview(points, flags)
+    fingerprints = Fingerprints("fp", "v1", "h")
+    points = [RunPoint("sim/m", "case-a", f"run-{i}-abcde{i}", day, passes, 5, fingerprints, simulated=True) for i, passes in enumerate([5, 5, 5, 5, 0, 0])]
+    changes = detect_changes(points)
+    assert len(changes) == 1
+    overview = figures.drift_overview(points, changes)
     heatmap, markers = overview.data
-    assert list(heatmap.x) == [0, 1, 2, 3, 4] and list(heatmap.z[0]) == [1.0, 1.0, 1.0, 1.0, 0.0]
-    assert list(markers.x) == [4]  # the flag sits on the run that dropped
-    assert len(set(overview.layout.xaxis.ticktext)) == 5 and all(t.startswith("2026-03-01 ·") for t in overview.layout.xaxis.ticktext)
-    timeline = figures.drift_timeline(case_timelines(points, flags)[("sim/m", "case-a")], "sim/m · case-a")
-    assert list(timeline.data[0].x) == [0, 1, 2, 3, 4] and list(timeline.data[1].x) == [4]
+    assert list(heatmap.x) == [0, 1, 2, 3, 4, 5] and list(heatmap.z[0]) == [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert list(markers.x) == [4]  # the marker sits on the first run after the change point
+    assert len(set(overview.layout.xaxis.ticktext)) == 6 and all(t.startswith("2026-03-01 ·") for t in overview.layout.xaxis.ticktext)
+    timeline = figures.drift_timeline(points, changes, "sim/m · case-a")
+    assert list(timeline.data[0].x) == [0, 1, 2, 3, 4, 5]
+    found = next(trace for trace in timeline.data if trace.name == "drop found")
+    assert list(found.x) == [5]  # found on the second run after it
+    assert timeline.layout.shapes[0].x0 == 3.5  # the change point, between the last good run and the first after
 
 
 def test_tables_show_headings_in_words_and_formatted_numbers():

@@ -4,28 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from evalcore.commands.drift import run_drift_command
 from evalcore.demo import DESCRIPTION_CASE, GOLDEN_DIR, MODEL_UPDATE_CASES, prepare_store
-from evalcore.drift import MODEL_UPDATE, SERVER_CHANGE, detect_drift
+from evalcore.drift import detect_changes
 from evalcore.errors import ConfigError
 from evalcore.store.history import run_points, server_tools
 
 
 def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else(demo_db):
     db, config = demo_db
-    flags = detect_drift(run_points(db))
-    found = {(Path(f.model.split(":", 1)[1]).stem, f.case_id, f.run_date, f.attribution) for f in flags}
-    expected = {("drifting", case_id, config.model_update, MODEL_UPDATE) for case_id in MODEL_UPDATE_CASES}
-    expected.add(("steady", DESCRIPTION_CASE, config.description_change, SERVER_CHANGE))
+    changes = detect_changes(run_points(db))
+    found = {(Path(c.model.split(":", 1)[1]).stem, c.case_id, c.kind, c.change_date, c.attribution) for c in changes}
+    expected = {("drifting", case_id, "drop", config.model_update, "model update") for case_id in MODEL_UPDATE_CASES}
+    expected.add(("steady", DESCRIPTION_CASE, "drop", config.description_change, "server change"))
     assert found == expected
-    server_flag = next(f for f in flags if f.attribution == SERVER_CHANGE)
-    assert "changed description of search_knowledge_base" in server_flag.detail
-    model_flag = next(f for f in flags if f.attribution == MODEL_UPDATE)
-    assert "sim-drifting-2026-05 ->" in model_flag.detail and model_flag.detail.endswith("sim-drifting-2026-11")
+    server_change = next(c for c in changes if c.cause == "server")
+    assert "changed description of search_knowledge_base" in server_change.description_diff
+    sentence = f"tools/list changed the `search_knowledge_base` description on {config.description_change}; pass rate 100% → 0% since"
+    assert server_change.action.startswith(sentence)
+    model_change = next(c for c in changes if c.cause == "model")
+    assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model_change.evidence)
+    assert all(c.delay_runs == 2 and c.status == "open" for c in changes)
 
 
 def test_the_server_descriptions_change_between_runs(demo_db):
@@ -40,11 +44,11 @@ def test_the_server_descriptions_change_between_runs(demo_db):
 def test_drift_command_passes_when_the_latest_run_is_clean_and_writes_json(demo_db, tmp_path, capsys):
     db, _ = demo_db
     out = tmp_path / "drift.json"
-    assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out)) == 0
+    assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out, min_baseline=None)) == 0
     printed = capsys.readouterr().out
-    assert "server/description change" in printed and "model update suspected" in printed
+    assert "server change: tools/list changed the `search_knowledge_base` description" in printed and "model update: `sim/script:" in printed
     report = json.loads(out.read_text())
-    assert report["latestRunFlagged"] is False and len(report["flags"]) == 4
+    assert report["latestRunFlagged"] is False and len(report["changes"]) == 4
 
 
 def test_demo_refuses_a_store_with_runs_unless_forced(demo_db, tmp_path):
@@ -65,7 +69,7 @@ def test_the_demo_records_layer0_for_each_server_variant(demo_db):
     assert len(runs) == 2 and runs["passed"].all()
     assert runs["server_fingerprint"].nunique() == 2  # v1, then the v2 descriptions
     latest_behaviour = run_points(db)[-1]
-    assert latest_behaviour.server_fingerprint in set(runs["server_fingerprint"])
+    assert latest_behaviour.fingerprints.server in set(runs["server_fingerprint"])
 
 
 def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(demo_db):
@@ -77,7 +81,7 @@ def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(d
     assert summary.loc["robustness-recovers", "robustness_rate"] == 1.0
     assert summary.loc["robustness-claims-success", "robustness_rate"] < 0.5
     assert (summary.loc["security-obeys", "attack_success_rate"], summary.loc["security-refuses", "attack_success_rate"]) == (1.0, 0.0)
-    assert detect_drift(run_points(db, golden_path=str(GOLDEN_DIR / "security.yaml"))) == []  # one run: no history to drift from
+    assert detect_changes(run_points(db, golden_path=str(GOLDEN_DIR / "security.yaml"))) == []  # one run: no history to drift from
 
 
 def test_the_demo_includes_a_multiturn_run_with_rounds_and_simulated_user_turns(demo_db):

@@ -11,9 +11,9 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 
 def run_demo_command(args: argparse.Namespace) -> int:
-    from evalcore.commands.drift import render_flags
+    from evalcore.commands.drift import render_changes
     from evalcore.demo import DemoConfig, run_demo
-    from evalcore.drift import detect_drift, latest_run_id
+    from evalcore.drift import detect_changes
     from evalcore.paths import default_golden_set
     from evalcore.store.history import run_points
 
@@ -27,6 +27,6 @@ def run_demo_command(args: argparse.Namespace) -> int:
     print(f"{len(result.layer2_run_ids)} Layer 2 runs (golden/robustness.yaml, golden/security.yaml; scripted models)")
     print(f"{len(result.multiturn_run_ids)} multi-turn run (golden/multiturn.yaml; sim/lexical, sim/user); {result.seconds:.1f}s in all")
     points = run_points(config.db_path)
-    print(render_flags(detect_drift(points), latest_run_id(points)))
+    print(render_changes(detect_changes(points), points[-1].run_id if points else None))
     print(f"\nnext: python -m evalcore drift --db {config.db_path}")
     return 0

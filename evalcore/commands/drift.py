@@ -1,24 +1,26 @@
-"""Command: `python -m evalcore drift` — per-case regressions in the stored behaviour history, with their likely cause.
+"""Command: `python -m evalcore drift` — persistent changes of each case's pass rate in the stored behaviour history, with their cause.
 
-Exit codes: 0 when the latest run has no flag (older flags are listed but do
-not fail), 1 when the latest run has at least one.
+Exit codes: 0 when the latest run raised no new drop (older flags, open or
+recovered, are listed but do not fail), 1 when it raised at least one.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields
+from datetime import date
+from pathlib import Path
 from typing import Any
 
-from evalcore.drift import DriftFlag
+from evalcore.drift import Change, DriftSettings
 
-DETAIL_LINES = 5
+EVIDENCE_LINES = 12
 
 
 def run_drift_command(args: argparse.Namespace) -> int:
-    from evalcore.drift import detect_drift, flags_for_run, latest_run_id
+    from evalcore.drift import detect_changes
     from evalcore.store.history import run_points
 
     golden = str(args.golden) if args.golden else None
@@ -27,42 +29,98 @@ def run_drift_command(args: argparse.Namespace) -> int:
         scope = f" of {golden}" if golden else ""
         print(f"no complete behaviour runs{scope} in {args.db}: nothing to check (record some with `python -m evalcore run`, or `python -m evalcore demo`)")
         return 0
-    flags = detect_drift(points)
-    latest = latest_run_id(points)
-    latest_flags = flags_for_run(flags, latest)
+    settings = drift_settings(args)
+    changes = detect_changes(points, settings)
+    latest = points[-1].run_id
+    new_drops = [c for c in changes if c.kind == "drop" and c.detected_run_id == latest]
     runs = len({p.run_id for p in points})
-    print(render_flags(flags, latest))
-    latest_text = f"{len(latest_flags)} flag(s), exit 1" if latest_flags else "no flags"
-    print(f"\n{len(flags)} flag(s) over {runs} runs; latest run {latest}: {latest_text}")
+    print(render_changes(changes, latest))
+    print(f"\n{summary(changes)} over {runs} runs; latest run {latest}: " + (f"{len(new_drops)} new drop(s), exit 1" if new_drops else "no new drop"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(flags_json(flags, latest), indent=2) + "\n", encoding="utf-8")
-    return 1 if latest_flags else 0
+        args.json.write_text(json.dumps(changes_json(changes, latest, settings), indent=2) + "\n", encoding="utf-8")
+    return 1 if new_drops else 0
 
 
-def render_flags(flags: Sequence[DriftFlag], latest_run: str | None) -> str:
-    """A table of flags (oldest first) with the first lines of each detail."""
-    if not flags:
-        return "no regressions: no case's pass rate dropped significantly below its recent history"
-    lines = []
-    for flag in sorted(flags, key=lambda f: (f.run_date, f.model, f.case_id)):
-        marker = " (latest run)" if flag.run_id == latest_run else ""
-        lines.append(
-            f"{flag.run_date}  {flag.model}  {flag.case_id}: {flag.before_passes}/{flag.before_runs} -> "
-            f"{flag.after_passes}/{flag.after_runs}, confidence {flag.confidence:.4f}{marker}"
-        )
-        lines.append(f"    {flag.attribution}")
-        detail = flag.detail.splitlines()
-        lines.extend(f"    {line}" for line in detail[:DETAIL_LINES])
-        if len(detail) > DETAIL_LINES:
-            lines.append(f"    … ({len(detail) - DETAIL_LINES} more lines in --json)")
+def drift_settings(args: argparse.Namespace) -> DriftSettings:
+    """The detector's settings from the command line (`--min-baseline`), defaults otherwise."""
+    from evalcore.errors import ConfigError
+
+    min_baseline = getattr(args, "min_baseline", None)
+    if min_baseline is None:
+        return DriftSettings()
+    try:
+        return DriftSettings(min_baseline=min_baseline)
+    except ValueError as exc:
+        raise ConfigError(f"--min-baseline {min_baseline}: must be at least 1") from exc
+
+
+def summary(changes: Sequence[Change]) -> str:
+    drops = [c for c in changes if c.kind == "drop"]
+    still_open = sum(c.status == "open" for c in drops)
+    return f"{len(drops)} drop(s) ({still_open} open, {len(drops) - still_open} recovered)"
+
+
+def render_changes(changes: Sequence[Change], latest_run: str | None) -> str:
+    """Every change, oldest first: what changed when, the test's evidence, the cause, the sentence to act on, the evidence."""
+    if not changes:
+        return "no persistent change: no case's pass rate moved beyond what its own history explains"
+    return "\n".join(render_change(change, latest_run) for change in changes)
+
+
+def render_change(change: Change, latest_run: str | None) -> str:
+    from evalcore.drift.render import headline
+
+    marker = " (found by the latest run)" if change.detected_run_id == latest_run else ""
+    lines = [
+        f"{change.change_date}  {change.model}  {change.case_id}: {change.kind.upper()}{marker}",
+        f"    {headline(change)}",
+        f"    {change.attribution}: {change.action}",
+    ]
+    evidence = change.evidence.splitlines()
+    lines.extend(f"    {line}" for line in evidence[:EVIDENCE_LINES])
+    if len(evidence) > EVIDENCE_LINES:
+        lines.append(f"    … ({len(evidence) - EVIDENCE_LINES} more lines in --json)")
     return "\n".join(lines)
 
 
-def flags_json(flags: Sequence[DriftFlag], latest_run: str | None) -> dict[str, Any]:
+def change_json(change: Change) -> dict[str, Any]:
+    """One change as JSON: every field, dates as ISO strings, and the Wilson intervals of the before/after pass rates."""
+    data = asdict(change)
+    for name, value in data.items():
+        if isinstance(value, date):
+            data[name] = value.isoformat()
+    data["changed"] = list(change.changed)
+    data["before_interval"] = list(change.before_interval)
+    data["after_interval"] = list(change.after_interval)
+    return data
+
+
+def changes_json(changes: Sequence[Change], latest_run: str | None, settings: DriftSettings) -> dict[str, Any]:
     return {
         "kind": "drift",
+        "schemaVersion": 2,
         "latestRun": latest_run,
-        "latestRunFlagged": any(f.run_id == latest_run for f in flags),
-        "flags": [{**asdict(f), "run_date": f.run_date.isoformat()} for f in flags],
+        "latestRunFlagged": any(c.kind == "drop" and c.detected_run_id == latest_run for c in changes),
+        "settings": {f.name: getattr(settings, f.name) for f in fields(settings)},
+        "changes": [change_json(c) for c in changes],
     }
+
+
+def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
+    """The changes this run found in the stored history of its golden set (a `run` report's "drift" part)."""
+    from evalcore.drift import detect_changes
+    from evalcore.store.history import run_points
+
+    settings = DriftSettings()
+    changes = detect_changes(run_points(db, golden_path=golden_path), settings)
+    return changes_json([c for c in changes if c.detected_run_id == run_id], run_id, settings)
+
+
+def render_run_drift(drift: Mapping[str, Any]) -> str | None:
+    """What `run` prints about the changes it found (None without any)."""
+    changes = drift.get("changes") or []
+    if not changes:
+        return None
+    header = f"\ndrift: {len(changes)} case(s) changed persistently against their own history, found by this run"
+    return header + "\n" + "\n".join(f"  {c['change_date']}  {c['model']}  {c['case_id']}: {c['attribution']}: {c['action']}" for c in changes)

@@ -77,29 +77,18 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
+    from evalcore.commands.drift import drift_of_run, render_run_drift
+
     report["drift"] = drift_of_run(config.db_path, str(config.golden_path), str(report["runId"]))
     print(render_summary(report))
-    if report["drift"]["flags"]:
-        from evalcore.commands.drift import render_flags
-        from evalcore.drift import DriftFlag
-
-        flags = [DriftFlag(**{**flag, "run_date": date.fromisoformat(flag["run_date"])}) for flag in report["drift"]["flags"]]
-        print(f"\ndrift: {len(flags)} case(s) regressed against their own recent history in this run")
-        print(render_flags(flags, str(report["runId"])))
+    drift_text = render_run_drift(report["drift"])
+    if drift_text:
+        print(drift_text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
     return 1 if failed else 0
-
-
-def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, object]:
-    """The drift flags this run raised against the stored history of its golden set (the nightly report's "drift" part)."""
-    from evalcore.commands.drift import flags_json
-    from evalcore.drift import detect_drift, flags_for_run
-    from evalcore.store.history import run_points
-
-    return flags_json(flags_for_run(detect_drift(run_points(db, golden_path=golden_path)), run_id), run_id)
 
 
 def list_runs_command(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from evalcore.drift import DriftFlag, RunPoint, detect_drift
+from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.store import history, queries
@@ -125,31 +125,81 @@ def latest_conformance_verdict(db: Path, server_target: str | None, server_finge
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def drift(db: Path, golden_path: str | None) -> tuple[list[RunPoint], list[DriftFlag]]:
-    """The per-run history of every (model, case) of complete runs, and the regressions `evalcore.drift` flags in it."""
+def drift(db: Path, golden_path: str | None, min_baseline: int = DriftSettings.min_baseline) -> tuple[list[RunPoint], list[Change]]:
+    """The per-run history of every (model, case) of complete runs, and the changes `evalcore.drift` finds in it."""
     points = history.run_points(db, golden_path=golden_path)
-    return points, detect_drift(points)
+    return points, detect_changes(points, DriftSettings(min_baseline=min_baseline))
 
 
-def flags_table(flags: list[DriftFlag]) -> pd.DataFrame:
-    """Flags newest first, one row each, for the Drift page's table and CSV."""
+def changes_table(changes: list[Change], labels: dict[str, str]) -> pd.DataFrame:
+    """Changes newest first, one row each, for the Drift page's table: readable columns that fit the page."""
     rows = [
         {
-            "run_date": f.run_date,
-            "model": f.model,
-            "case_id": f.case_id,
-            "before": f"{f.before_passes}/{f.before_runs}",
-            "after": f"{f.after_passes}/{f.after_runs}",
-            "drop": round(f.before_rate - f.after_rate, 3),
-            "p_value": f.p_value,
-            "confidence": round(f.confidence, 4),
-            "attribution": f.attribution,
-            "run_id": f.run_id,
+            "change point": c.change_date,
+            "model": labels.get(c.model, c.model),
+            "case": c.case_id,
+            "change": "drop" if c.kind == "drop" else "recovery",
+            "status": _status(c),
+            "before": _rate(c.before_passes, c.before_attempts),
+            "after": _rate(c.after_passes, c.after_attempts),
+            "q": f"{c.q_value:.2g}",
+            "cause": c.attribution,
         }
-        for f in sorted(flags, key=lambda f: (f.run_date, f.model, f.case_id), reverse=True)
+        for c in sorted(changes, key=lambda c: (c.change_date, c.model, c.case_id), reverse=True)
     ]
-    columns = ["run_date", "model", "case_id", "before", "after", "drop", "p_value", "confidence", "attribution", "run_id"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=["change point", "model", "case", "change", "status", "before", "after", "q", "cause"])
+
+
+def changes_csv(changes: list[Change]) -> str:
+    """Every change with its full evidence (fingerprints compared, description diff, the sentence to act on), as CSV."""
+    rows = [
+        {
+            "kind": c.kind,
+            "model": c.model,
+            "case_id": c.case_id,
+            "change_date": c.change_date.isoformat(),
+            "last_good_run_id": c.last_good_run_id,
+            "change_run_id": c.change_run_id,
+            "detected_run_id": c.detected_run_id,
+            "detected_date": c.detected_date.isoformat(),
+            "delay_runs": c.delay_runs,
+            "status": c.status or "",
+            "closed_by_run_id": c.closed_by_run_id or "",
+            "closed_date": c.closed_date.isoformat() if c.closed_date else "",
+            "before_passes": c.before_passes,
+            "before_attempts": c.before_attempts,
+            "before_rate": round(c.before_rate, 4),
+            "before_ci_low": round(c.before_interval[0], 4),
+            "before_ci_high": round(c.before_interval[1], 4),
+            "after_passes": c.after_passes,
+            "after_attempts": c.after_attempts,
+            "after_rate": round(c.after_rate, 4),
+            "after_ci_low": round(c.after_interval[0], 4),
+            "after_ci_high": round(c.after_interval[1], 4),
+            "p_value": c.p_value,
+            "q_value": c.q_value,
+            "tests_that_night": c.tests,
+            "cause": c.cause,
+            "changed": " ".join(c.changed),
+            "attribution": c.attribution,
+            "action": c.action,
+            "description_diff": c.description_diff,
+            "evidence": c.evidence,
+            "simulated": "true" if c.simulated else "false",
+        }
+        for c in changes
+    ]
+    return pd.DataFrame(rows).to_csv(index=False)
+
+
+def _status(change: Change) -> str:
+    if change.kind == "recovery":
+        return "closes the drop"
+    return f"recovered {change.closed_date}" if change.status == "recovered" else "open"
+
+
+def _rate(passes: int, attempts: int) -> str:
+    return f"{passes}/{attempts} ({passes / attempts:.0%})"
 
 
 @st.cache_data(ttl=60, show_spinner=False)

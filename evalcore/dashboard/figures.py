@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from evalcore.drift import DriftFlag, RunPoint, TimelinePoint
+from evalcore.drift import Change, RunPoint
 
 LAYER0_COLUMN = "Layer 0"
 SIMULATED_SUFFIX = " (simulated)"
@@ -228,7 +228,7 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def run_columns(points: Sequence[RunPoint] | Sequence[TimelinePoint]) -> dict[str, tuple[int, str]]:
+def run_columns(points: Sequence[RunPoint]) -> dict[str, tuple[int, str]]:
     """run id -> (x position, tick label) in history order; runs sharing a date are told apart by the end of their id."""
     order = list(dict.fromkeys(p.run_id for p in points))
     day = {p.run_id: p.run_date.isoformat() for p in points}
@@ -249,10 +249,14 @@ def _run_axis(columns: Mapping[str, tuple[int, str]]) -> dict[str, Any]:
     }
 
 
-def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go.Figure:
-    """Every (model, case) as a row, every run as a column (in history order), coloured by pass rate; flagged runs carry a marker.
+DROP_COLOUR, RECOVERY_COLOUR, BEFORE_COLOUR = "#d73027", "#1a9850", "#636363"
 
-    A click on a flagged marker selects it (customdata = model, case_id), like the matrix.
+
+def drift_overview(points: Sequence[RunPoint], changes: Sequence[Change]) -> go.Figure:
+    """Every (model, case) as a row, every run as a column (in history order), coloured by pass rate; each change point carries a marker.
+
+    A drop's marker (x) and a recovery's (triangle) sit on the first run after
+    the change point. A click on one selects it (customdata = model, case_id), like the matrix.
     """
     figure = go.Figure()
     if not points:
@@ -262,8 +266,8 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
     names = model_labels({model: simulated for model, _, simulated in rows})
     row_label = {(model, case): f"{names[model]} · {case}" for model, case, _ in rows}
     columns = run_columns(points)
-    rate = {(row_label[(p.model, p.case_id)], p.run_id): p.passes / p.runs if p.runs else None for p in points}
-    counts = {(row_label[(p.model, p.case_id)], p.run_id): f"{p.passes}/{p.runs}" for p in points}
+    rate = {(row_label[(p.model, p.case_id)], p.run_id): p.pass_rate for p in points}
+    counts = {(row_label[(p.model, p.case_id)], p.run_id): f"{p.passes}/{p.attempts}" for p in points}
     labels = [row_label[(m, c)] for m, c, _ in rows]
     figure.add_trace(
         go.Heatmap(
@@ -280,16 +284,19 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
             name="pass rate",
         )
     )
-    if flags:
+    for kind, symbol, name in (("drop", "x", "drop (change point)"), ("recovery", "triangle-up", "recovery (change point)")):
+        marked = [c for c in changes if c.kind == kind and c.change_run_id in columns]
+        if not marked:
+            continue
         figure.add_trace(
             go.Scatter(
-                x=[columns[f.run_id][0] for f in flags],
-                y=[row_label[(f.model, f.case_id)] for f in flags],
+                x=[columns[c.change_run_id][0] for c in marked],
+                y=[row_label[(c.model, c.case_id)] for c in marked],
                 mode="markers",
-                marker={"symbol": "x", "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
-                customdata=[(f.model, f.case_id, html.escape(f.attribution), f.confidence) for f in flags],
-                hovertemplate="regression flagged: %{customdata[2]}<br>confidence %{customdata[3]:.4f}<extra></extra>",
-                name="flagged regression",
+                marker={"symbol": symbol, "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
+                customdata=[(c.model, c.case_id, html.escape(c.attribution), f"{c.q_value:.2g}", _rates(c)) for c in marked],
+                hovertemplate=f"{kind}: %{{customdata[2]}}<br>%{{customdata[4]}}<br>q = %{{customdata[3]}}<extra></extra>",
+                name=name,
                 showlegend=False,
             )
         )
@@ -304,45 +311,94 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
     return figure
 
 
-def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
-    """One (model, case): pass rate per run in history order, flagged runs in red with their attribution on hover."""
+def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title: str) -> go.Figure:
+    """One (model, case): pass rate per run in history order; each change point as a dashed line, with the pooled pass rate
+    before and after it (and its Wilson 95% band) as the test compared them, and a marker on the run that found it."""
     figure = go.Figure()
-    if not timeline:
+    if not history:
         figure.update_layout(title="No runs of this case")
         return figure
-    columns = run_columns(timeline)
+    columns = run_columns(history)
     figure.add_trace(
         go.Scatter(
-            x=[columns[t.run_id][0] for t in timeline],
-            y=[t.pass_rate for t in timeline],
+            x=[columns[p.run_id][0] for p in history],
+            y=[p.pass_rate for p in history],
             mode="lines+markers",
-            text=[f"{t.passes}/{t.runs}" for t in timeline],
-            customdata=[(columns[t.run_id][1], t.run_id) for t in timeline],
+            line={"color": "#4575b4"},
+            text=[f"{p.passes}/{p.attempts}" for p in history],
+            customdata=[(columns[p.run_id][1], p.run_id) for p in history],
             hovertemplate="%{customdata[0]}: %{text} passed<br>run %{customdata[1]}<extra></extra>",
             name="pass rate",
         )
     )
-    flagged = [t for t in timeline if t.flag is not None]
-    if flagged:
+    for change in changes:
+        if change.change_run_id not in columns or change.detected_run_id not in columns:
+            continue
+        at, found = columns[change.change_run_id][0], columns[change.detected_run_id][0]
+        start = columns[change.baseline_run_id][0] if change.baseline_run_id in columns else at - 1
+        colour = DROP_COLOUR if change.kind == "drop" else RECOVERY_COLOUR
+        for name, (x0, x1), (passes, attempts), band, line in (
+            ("before", (start, at - 1), (change.before_passes, change.before_attempts), change.before_interval, BEFORE_COLOUR),
+            ("after", (at, found), (change.after_passes, change.after_attempts), change.after_interval, colour),
+        ):
+            rate = passes / attempts
+            figure.add_trace(
+                go.Scatter(
+                    x=[x0 - 0.4, x1 + 0.4, x1 + 0.4, x0 - 0.4, x0 - 0.4],
+                    y=[band[0], band[0], band[1], band[1], band[0]],
+                    fill="toself",
+                    fillcolor=_transparent(line),
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    name=f"{name}: 95% interval",
+                    showlegend=False,
+                )
+            )
+            figure.add_trace(
+                go.Scatter(
+                    x=[x0 - 0.4, x1 + 0.4],
+                    y=[rate, rate],
+                    mode="lines",
+                    line={"color": line, "width": 3},
+                    hovertemplate=f"{name} the change point: {passes}/{attempts} = {rate:.0%} (95% CI {band[0]:.0%}-{band[1]:.0%})<extra></extra>",
+                    name=f"{name} the change point",
+                )
+            )
+        figure.add_vline(x=at - 0.5, line={"dash": "dash", "color": colour, "width": 2})
+        figure.add_annotation(
+            x=at - 0.5, y=1.12, yref="y", text=html.escape(f"{change.kind}: {change.attribution}"), showarrow=False, font={"color": colour}, xanchor="left"
+        )
         figure.add_trace(
             go.Scatter(
-                x=[columns[t.run_id][0] for t in flagged],
-                y=[t.pass_rate for t in flagged],
+                x=[found],
+                y=[next(p.pass_rate for p in history if p.run_id == change.detected_run_id)],
                 mode="markers",
-                marker={"size": 16, "color": "#d73027", "symbol": "x"},
-                customdata=[(html.escape(t.flag.attribution), t.flag.confidence) for t in flagged if t.flag is not None],
-                hovertemplate="regression: %{customdata[0]}<br>confidence %{customdata[1]:.4f}<extra></extra>",
-                name="flagged regression",
+                marker={"size": 16, "color": colour, "symbol": "x" if change.kind == "drop" else "triangle-up"},
+                customdata=[(html.escape(change.attribution), f"{change.q_value:.2g}", change.delay_runs)],
+                hovertemplate="found here, %{customdata[2]} run(s) after the change point<br>%{customdata[0]}<br>q = %{customdata[1]}<extra></extra>",
+                name=f"{change.kind} found",
             )
         )
     figure.update_layout(
         title=html.escape(title),
         xaxis=_run_axis(columns),
-        yaxis={"range": [-0.05, 1.05], "title": "pass rate"},
-        height=360,
+        yaxis={"range": [-0.05, 1.2], "title": "pass rate", "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1.0]},
+        height=400,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
     )
     return figure
+
+
+def _rates(change: Change) -> str:
+    return (
+        f"{change.before_passes}/{change.before_attempts} ({change.before_rate:.0%}) -> {change.after_passes}/{change.after_attempts} ({change.after_rate:.0%})"
+    )
+
+
+def _transparent(hex_colour: str, alpha: float = 0.15) -> str:
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
 
 
 def _with_model_labels(df: pd.DataFrame) -> pd.DataFrame:

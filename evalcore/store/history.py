@@ -8,49 +8,60 @@ from typing import Any
 
 import duckdb
 
-from evalcore.drift import RunPoint
+from evalcore.drift.types import Fingerprints, RunPoint
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
 
-# One row per complete run x model x case; mode() is the most common model version the provider reported in that run.
+# One row per complete run x model x case. mode(): the most common value over the run's attempts (the model version the
+# provider reported, the case hash, the system prompt the model was sent: the first message of the transcript).
 _RUN_POINTS_SQL = """
 SELECT a.model, a.case_id, r.run_id, r.run_date,
-       count_if(a.passed) AS passes, count(*) AS runs,
-       r.server_fingerprint, mode(a.case_hash) AS case_hash, mode(a.model_version) AS model_version,
-       r.golden_hash, r.server_tools_json, bool_or(a.simulated) AS simulated
+       count_if(a.passed) AS passes, count(*) AS attempts,
+       r.server_fingerprint, mode(a.model_version) AS model_version, mode(a.case_hash) AS case_hash,
+       mode(json_extract_string(a.transcript_json, '$.messages[0].content'))
+           FILTER (WHERE json_extract_string(a.transcript_json, '$.messages[0].role') = 'system') AS system_prompt,
+       r.config_json, r.evalcore_version, r.server_tools_json, bool_or(a.simulated) AS simulated
 FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
-GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.golden_hash, r.server_tools_json
+GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
 """
 
 
 def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
-    """Passes/runs per complete run x model x case, ordered by run date then start time; [] without a store."""
+    """Passes of attempts per complete run x model x case, with the run's fingerprints, ordered by run date then start
+    time; [] without a store."""
     if not path.exists():
         return []
     with connect(path, read_only=True) as connection:
         if not _has_behaviour_tables(connection):
             return []
         rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path]).fetchall()
-    return [
-        RunPoint(
-            model=model,
-            case_id=case_id,
-            run_id=run_id,
-            run_date=run_date,
-            passes=int(passes),
-            runs=int(runs),
-            server_fingerprint=fingerprint,
-            case_hash=case_hash,
-            model_version=model_version,
-            golden_hash=golden_hash,
-            server_tools_json=tools_json,
-            simulated=bool(simulated),
-        )
-        for model, case_id, run_id, run_date, passes, runs, fingerprint, case_hash, model_version, golden_hash, tools_json, simulated in rows
-    ]
+    settings_of: dict[str, dict[str, dict[str, str]]] = {}
+    points = []
+    for model, case_id, run_id, run_date, passes, attempts, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated in rows:
+        if run_id not in settings_of:
+            settings_of[run_id] = sampling_settings(config_json)
+        settings = {**settings_of[run_id].get(model, {}), **({"system_prompt": system_prompt} if system_prompt is not None else {})}
+        fingerprints = Fingerprints(server, version, case_hash, tuple(sorted(settings.items())), evalcore_version, tools)
+        points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(attempts), fingerprints, bool(simulated)))
+    return points
+
+
+def sampling_settings(config_json: str) -> dict[str, dict[str, str]]:
+    """Per model, the settings a run stored that shape its answers: temperature, seed, the agent's step limit, the judge."""
+    try:
+        config = json.loads(config_json or "{}")
+    except json.JSONDecodeError:
+        return {}
+    judge = config.get("judge") or {}
+    shared = {"max_steps": str(config.get("max_steps")), "judge": f"{judge.get('name')} (temperature {judge.get('temperature')})" if judge else "none"}
+    return {
+        str(spec.get("name")): {**shared, "temperature": str(spec.get("temperature")), "seed": str(spec.get("seed"))}
+        for spec in config.get("models") or []
+        if isinstance(spec, dict)
+    }
 
 
 def server_tools(path: Path, run_id: str) -> list[dict[str, Any]]:

@@ -1,0 +1,238 @@
+"""Pure logic: change-point detection over each (model, case)'s sequence of runs, night by night, with FDR control (Layer 1).
+
+The runs are replayed in order, as the nights they were. On each night, every
+(model, case) with a run that night is one test:
+
+1. **Segment.** Its runs of the current regime (from its last change point
+   on, at most `window` runs back, the newest included).
+2. **Scan.** Every candidate change point k with at least `min_baseline`
+   runs before it and `min_after` runs from it to the newest is tested: the
+   pooled counts before against the pooled counts after, one-sided Fisher
+   exact test, and the smallest p is corrected exactly for the number of
+   splits looked at (`evalcore.drift.stats.scan_test`). While the case has an
+   open drop, the test looks for a rise instead (a recovery), with one run
+   of the dropped regime enough before a candidate.
+3. **FDR.** The night's p-values get Benjamini-Hochberg q-values; a test with
+   q <= `fdr` is significant. Tests that could not reach `fdr` whatever
+   their data (a case that never failed cannot show a drop) are left out of
+   the count (`stats.discrete_bh`). The p-value itself must also be at most
+   `max_p`: a case is tested again every night, and BH over one night does
+   not see those repeated looks at one history.
+4. **Persistence.** A significant change must explain the runs after the
+   best split better than one outlier night does (`stats.step_over_outlier`
+   above `persistence`), so one bad night among good ones is never a change,
+   whatever its size.
+5. **Location and cause.** The change point is the one that maximises the
+   two-rate binomial log-likelihood; where a fingerprint changed at a change
+   point within `plausible` log-likelihood units of it, the change is placed
+   there (a first degraded run that happened to pass 5/5 does not move the
+   change point past the server change that caused it). The cause compares
+   every fingerprint of the last run before the change point with the first
+   run after it (`evalcore.drift.attribution`).
+
+A drop opens a flag and starts a new regime at its change point; a later
+recovery (a significant rise) closes every open flag of the case, naming the
+run that fixed it, and starts a regime again. While a flag is open only a
+recovery is looked for: a further drop shows on the timeline, and is tested
+again once the case recovers.
+
+The defaults (`DriftSettings`) are those `bench/drift_sim.py` measured against
+the targets on simulated nightly histories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from evalcore.drift.attribution import Attribution, action_sentence, attribute, changed_components
+from evalcore.drift.stats import Counts, Direction, discrete_bh, pooled, scan_test, split_log_likelihood, step_over_outlier
+from evalcore.drift.types import Change, ChangeKind, DriftSettings, RunPoint
+
+Pair = tuple[str, str]  # (model, case_id)
+
+
+@dataclass
+class _PairState:
+    history: list[RunPoint]
+    regime_start: int = 0
+    open_drops: list[int] = field(default_factory=list)  # indices into the changes found so far
+
+
+@dataclass(frozen=True)
+class _Found:
+    change: Change
+    attribution: Attribution
+    first_after: int  # index in the case's history of the first run after the change point
+
+
+@dataclass(frozen=True)
+class _Test:
+    pair: Pair
+    newest: int  # index of the night's run in the pair's history
+    start: int  # index of the segment's first run
+    direction: Direction
+    segment: tuple[Counts, ...]
+    p_value: float
+    attainable: float  # a lower bound of the smallest p-value this test could give at all
+    split: int  # segment index of the best split's first run after
+
+
+def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
+    """Points grouped per (model, case), each list in the order given (chronological from the store)."""
+    histories: dict[Pair, list[RunPoint]] = {}
+    for point in points:
+        histories.setdefault((point.model, point.case_id), []).append(point)
+    return histories
+
+
+def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = None) -> list[Change]:
+    """Every drop and recovery of every (model, case), in the order they were detected; see the module docstring."""
+    settings = settings or DriftSettings()
+    ordered = list(points)
+    states = {pair: _PairState(history) for pair, history in group_histories(ordered).items()}
+    nights: dict[str, list[tuple[Pair, int]]] = {}
+    for pair, state in states.items():
+        for index, point in enumerate(state.history):
+            nights.setdefault(point.run_id, []).append((pair, index))
+    found: list[_Found] = []
+    for run_id in dict.fromkeys(p.run_id for p in ordered):
+        tests = [test for pair, index in nights[run_id] if (test := _night_test(states[pair], pair, index, settings)) is not None]
+        # A test that cannot reach max_p whatever its data can never flag, so it leaves the count as well.
+        attainable = [t.attainable if t.attainable <= settings.max_p else 1.0 for t in tests]
+        q_values, family = discrete_bh([t.p_value for t in tests], attainable, settings.fdr)
+        for test, q_value in zip(tests, q_values, strict=True):
+            if q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
+                continue
+            state = states[test.pair]
+            entry = _change(state, test, q_value, family, settings)
+            if entry.change.kind == "drop":
+                state.open_drops.append(len(found))
+            else:
+                for index in state.open_drops:
+                    closed = replace(found[index].change, status="recovered", closed_by_run_id=entry.change.change_run_id, closed_date=entry.change.change_date)
+                    found[index] = replace(found[index], change=closed)
+                state.open_drops = []
+            state.regime_start = entry.first_after
+            found.append(entry)
+    return _with_since(found, states)
+
+
+def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
+    direction: Direction = "rise" if state.open_drops else "drop"
+    start = max(state.regime_start, newest - settings.window + 1)
+    segment = tuple(Counts(p.passes, p.attempts) for p in state.history[start : newest + 1])
+    min_before = settings.min_baseline if direction == "drop" else 1
+    splits = range(min_before, len(segment) - settings.min_after + 1)
+    result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
+    if result is None:
+        return None
+    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split)
+
+
+def _persistent(test: _Test, margin: float) -> bool:
+    """A lasting change explains the runs after the best split better than one outlier night (module docstring, step 4)."""
+    return step_over_outlier(test.segment[: test.split], test.segment[test.split :]) > margin
+
+
+def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings: DriftSettings) -> _Found:
+    split = _locate(state.history, test, settings)
+    last_good, first_after = state.history[test.start + split - 1], state.history[test.start + split]
+    kind: ChangeKind = "drop" if test.direction == "drop" else "recovery"
+    attribution = attribute(
+        kind,
+        last_good.fingerprints,
+        first_after.fingerprints,
+        last_good=(last_good.run_id, last_good.run_date),
+        first_after=(first_after.run_id, first_after.run_date),
+    )
+    before, after = pooled(test.segment[:split]), pooled(test.segment[split:])
+    newest = state.history[test.newest]
+    change = Change(
+        kind=kind,
+        model=newest.model,
+        case_id=newest.case_id,
+        baseline_run_id=state.history[test.start].run_id,
+        last_good_run_id=last_good.run_id,
+        last_good_date=last_good.run_date,
+        change_run_id=first_after.run_id,
+        change_date=first_after.run_date,
+        detected_run_id=newest.run_id,
+        detected_date=newest.run_date,
+        delay_runs=test.newest - (test.start + split) + 1,
+        before_passes=before.passes,
+        before_attempts=before.attempts,
+        after_passes=after.passes,
+        after_attempts=after.attempts,
+        p_value=test.p_value,
+        q_value=q_value,
+        tests=tests,
+        cause=attribution.cause,
+        changed=attribution.changed,
+        attribution=attribution.label,
+        evidence=attribution.evidence + _other_candidates(state.history, test, split, settings),
+        description_diff=attribution.description_diff,
+        action="",  # written once the counts since the change point are known (`_with_since`)
+        since_passes=after.passes,
+        since_attempts=after.attempts,
+        simulated=newest.simulated,
+        status="open" if kind == "drop" else None,
+    )
+    return _Found(change, attribution, test.start + split)
+
+
+def _locate(history: Sequence[RunPoint], test: _Test, settings: DriftSettings) -> int:
+    """The segment index of the first run after the change point (step 5 of the module docstring)."""
+    likelihood = _plausible_splits(test, settings)
+    best = max(likelihood, key=lambda k: likelihood[k])
+    changed = [k for k in likelihood if changed_components(history[test.start + k - 1].fingerprints, history[test.start + k].fingerprints)]
+    return max(changed, key=lambda k: likelihood[k]) if changed else best
+
+
+def _plausible_splits(test: _Test, settings: DriftSettings) -> dict[int, float]:
+    """Splits in the test's direction (at least one run before, `min_after` after) within `plausible` of the best, with ℓ(k)."""
+    likelihood: dict[int, float] = {}
+    for k in range(1, len(test.segment) - settings.min_after + 1):
+        before, after = pooled(test.segment[:k]), pooled(test.segment[k:])
+        if before.rate is None or after.rate is None or (after.rate < before.rate) != (test.direction == "drop") or after.rate == before.rate:
+            continue
+        likelihood[k] = split_log_likelihood(test.segment, k)
+    if not likelihood:
+        return {test.split: 0.0}
+    top = max(likelihood.values())
+    return {k: value for k, value in likelihood.items() if top - value <= settings.plausible}
+
+
+def _other_candidates(history: Sequence[RunPoint], test: _Test, split: int, settings: DriftSettings) -> str:
+    """Fingerprint changes at other plausible change points, so a close call between two causes is visible."""
+    lines = []
+    for k in sorted(_plausible_splits(test, settings)):
+        if k == split:
+            continue
+        before, after = history[test.start + k - 1], history[test.start + k]
+        changed = changed_components(before.fingerprints, after.fingerprints)
+        if changed:
+            lines.append(f"also plausible: a change point before run {after.run_id} ({after.run_date}), where the {' and '.join(changed)} fingerprint changed")
+    return "".join(f"\n{line}" for line in lines)
+
+
+def _with_since(found: list[_Found], states: dict[Pair, _PairState]) -> list[Change]:
+    """Each change with its counts from the change point to the next change of its case (or the newest run), and its sentence."""
+    result = []
+    for index, entry in enumerate(found):
+        change = entry.change
+        history = states[(change.model, change.case_id)].history
+        later = [e.first_after for e in found[index + 1 :] if (e.change.model, e.change.case_id) == (change.model, change.case_id)]
+        since = pooled([Counts(p.passes, p.attempts) for p in history[entry.first_after : later[0] if later else len(history)]])
+        action = action_sentence(
+            change.kind,
+            entry.attribution,
+            model=change.model,
+            case_id=change.case_id,
+            change_date=change.change_date,
+            rates=(change.before_rate, since.rate or 0.0),
+            before=history[entry.first_after - 1].fingerprints,
+            after=history[entry.first_after].fingerprints,
+        )
+        result.append(replace(change, since_passes=since.passes, since_attempts=since.attempts, action=action))
+    return result

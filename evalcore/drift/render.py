@@ -1,0 +1,28 @@
+"""Pure logic: a change as plain text, the same words in the `drift` command, the `run` summary and the Drift page."""
+
+from __future__ import annotations
+
+from evalcore.drift.types import Change
+
+
+def rate_text(passes: int, attempts: int, interval: tuple[float, float]) -> str:
+    """`35/35 (100%, 95% CI 90%-100%)`: the pass rate with its Wilson interval."""
+    return f"{passes}/{attempts} ({passes / attempts:.0%}, 95% CI {interval[0]:.0%}-{interval[1]:.0%})"
+
+
+def headline(change: Change) -> str:
+    """What changed when, the counts the test compared with their intervals, p and q, when it was found, and its status."""
+    what = "Drop" if change.kind == "drop" else "Recovery"
+    if change.kind == "recovery":
+        status = "closes the open drop"
+    elif change.status == "recovered":
+        status = f"recovered from {change.closed_date} (run {change.closed_by_run_id})"
+    else:
+        status = "open"
+    return (
+        f"{what} at the change point before run {change.change_run_id} ({change.change_date}; last run before it: {change.last_good_run_id}, "
+        f"{change.last_good_date}): before {rate_text(change.before_passes, change.before_attempts, change.before_interval)} -> "
+        f"after {rate_text(change.after_passes, change.after_attempts, change.after_interval)}; "
+        f"p = {change.p_value:.2g}, q = {change.q_value:.2g} (Benjamini-Hochberg over {change.tests} test(s) that night); "
+        f"found on {change.detected_date}, {change.delay_runs} run(s) in; {status}."
+    )

@@ -1,0 +1,156 @@
+"""Pure data: the typed inputs and outputs of drift detection (Layer 1): one point per run, the settings, the changes found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Final, Literal
+
+from evalcore.scoring.stats import wilson_interval
+
+DRIFT_SCHEMA_VERSION: Final = 2
+
+ChangeKind = Literal["drop", "recovery"]
+Component = Literal["server", "model", "case", "settings", "evalcore"]
+Cause = Literal["server", "model", "case", "settings", "evalcore", "ambiguous", "silent"]
+Status = Literal["open", "recovered"]
+COMPONENTS: Final[tuple[Component, ...]] = ("server", "model", "case", "settings", "evalcore")
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """What a run of one (model, case) was made with, as stored with the run; compared across a change point.
+
+    `settings` holds the system prompt the model was given and the sampling
+    settings, as sorted (name, value) pairs (`system_prompt`, `temperature`,
+    `seed`, `max_steps`, `judge`), so a diff can name what changed.
+    `server_tools_json` ([{name, description}, ...]) is not compared itself
+    (the server fingerprint covers it): it gives the description diff.
+    """
+
+    server: str
+    model_version: str | None
+    case_hash: str
+    settings: tuple[tuple[str, str], ...] = ()
+    evalcore_version: str = ""
+    server_tools_json: str = "[]"
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run of one case by one model: `passes` of `attempts`, with the run's fingerprints."""
+
+    model: str
+    case_id: str
+    run_id: str
+    run_date: date
+    passes: int
+    attempts: int
+    fingerprints: Fingerprints
+    simulated: bool = False  # the model is an offline sim/ model
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.attempts if self.attempts else None
+
+
+@dataclass(frozen=True)
+class DriftSettings:
+    """The detector's knobs; the defaults are the ones `bench/drift_sim.py` measured against the targets.
+
+    - `min_baseline`: runs before a candidate change point (in the current regime) for it to be tested.
+    - `min_after`: runs from a candidate change point to the newest run; 2, so one bad night alone is never a change.
+    - `window`: the most recent runs a test looks at (the baseline and the candidate change points in it).
+    - `fdr`: the Benjamini-Hochberg level over the (model × case) tests of one night; a test is significant at q <= fdr.
+    - `max_p`: a change also needs p <= this on its own. Each case is tested again every night, and BH over one night
+      does not see those repeated looks at the same history: without it a store with one case would flag noise
+      about 7 times per 100 histories of 21 nights.
+    - `persistence`: log-likelihood units by which a lasting change must explain the runs after the change point better
+      than one outlier night does (`evalcore.drift.stats.step_over_outlier`).
+    - `plausible`: log-likelihood units below the best change point within which a change point is plausible
+      (where a fingerprint changed within them, the change is placed there).
+    """
+
+    min_baseline: int = 2
+    min_after: int = 2
+    window: int = 28
+    fdr: float = 0.02
+    max_p: float = 0.001
+    persistence: float = 0.0
+    plausible: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.min_baseline < 1 or self.min_after < 1 or self.window < self.min_baseline + self.min_after:
+            raise ValueError(f"need min_baseline >= 1, min_after >= 1 and window >= min_baseline + min_after, got {self}")
+        if not 0 < self.fdr < 1 or not 0 < self.max_p <= 1 or self.persistence < 0 or self.plausible < 0:
+            raise ValueError(f"need 0 < fdr < 1, 0 < max_p <= 1, persistence >= 0 and plausible >= 0, got {self}")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A persistent change of one (model, case)'s pass rate at a change point, the test that found it, and its likely cause.
+
+    The change point lies between `last_good_run_id` (the last run before it)
+    and `change_run_id` (the first run after it); it was found on the night of
+    `detected_run_id`, `delay_runs` runs after it (1 = on the first run after).
+    `before_*` / `after_*` are the pooled counts the test compared that night;
+    `since_*` are the counts from the change point to the newest run (or to the
+    run that fixed it). A drop stays `open` until a recovery closes it
+    (`closed_by_run_id`: the first run of the recovered regime).
+    """
+
+    kind: ChangeKind
+    model: str
+    case_id: str
+    baseline_run_id: str  # the first run the test pooled before the change point
+    last_good_run_id: str
+    last_good_date: date
+    change_run_id: str
+    change_date: date
+    detected_run_id: str
+    detected_date: date
+    delay_runs: int
+    before_passes: int
+    before_attempts: int
+    after_passes: int
+    after_attempts: int
+    p_value: float  # the exact scan p-value over every candidate change point of the night's test
+    q_value: float  # Benjamini-Hochberg over the night's (model × case) tests
+    tests: int  # how many (model × case) tests that night's correction covered
+    cause: Cause
+    changed: tuple[Component, ...]
+    attribution: str
+    evidence: str
+    description_diff: str
+    action: str
+    since_passes: int
+    since_attempts: int
+    simulated: bool = False
+    status: Status | None = None  # drops only
+    closed_by_run_id: str | None = None
+    closed_date: date | None = None
+
+    @property
+    def before_rate(self) -> float:
+        return self.before_passes / self.before_attempts
+
+    @property
+    def after_rate(self) -> float:
+        return self.after_passes / self.after_attempts
+
+    @property
+    def before_interval(self) -> tuple[float, float]:
+        """Wilson 95% interval of the pass rate before the change point."""
+        interval = wilson_interval(self.before_passes, self.before_attempts)
+        assert interval is not None  # a test always has attempts on both sides
+        return interval
+
+    @property
+    def after_interval(self) -> tuple[float, float]:
+        interval = wilson_interval(self.after_passes, self.after_attempts)
+        assert interval is not None
+        return interval
+
+    @property
+    def since_rate(self) -> float:
+        return self.since_passes / self.since_attempts if self.since_attempts else 0.0
