@@ -45,7 +45,7 @@ tables = {
     "latency_per_tool": data.tool_latency(db, filters),
     "latency_over_time": data.latency_over_time(db, filters),
     "flaky_cases": data.flaky_cases(db, filters),
-    "drift_flags": data.flags_table(data.drift(db, filters.golden_path)[1]),
+    "drift_changes": data.changes_frame(data.drift(db, filters.golden_path)[1]),
     "conformance_runs": conformance,
 }
 for name, frame in tables.items():

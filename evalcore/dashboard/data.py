@@ -152,6 +152,11 @@ def changes_table(changes: list[Change], labels: dict[str, str]) -> pd.DataFrame
 
 def changes_csv(changes: list[Change]) -> str:
     """Every change with its full evidence (fingerprints compared, description diff, the sentence to act on), as CSV."""
+    return changes_frame(changes).to_csv(index=False)
+
+
+def changes_frame(changes: list[Change]) -> pd.DataFrame:
+    """Every change with its full evidence, one row each: the Drift page's CSV and the export's drift table."""
     rows = [
         {
             "kind": c.kind,
@@ -189,7 +194,15 @@ def changes_csv(changes: list[Change]) -> str:
         }
         for c in changes
     ]
-    return pd.DataFrame(rows).to_csv(index=False)
+    return pd.DataFrame(rows, columns=list(CHANGE_COLUMNS))
+
+
+CHANGE_COLUMNS = (
+    "kind", "model", "case_id", "change_date", "last_good_run_id", "change_run_id", "detected_run_id", "detected_date", "delay_runs",
+    "status", "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
+    "after_passes", "after_attempts", "after_rate", "after_ci_low", "after_ci_high", "p_value", "q_value", "tests_that_night",
+    "cause", "changed", "attribution", "action", "description_diff", "evidence", "simulated",
+)  # fmt: skip
 
 
 def _status(change: Change) -> str:
