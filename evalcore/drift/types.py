@@ -76,7 +76,7 @@ class DriftSettings:
     window: int = 28
     fdr: float = 0.02
     max_p: float = 0.001
-    persistence: float = 0.0
+    persistence: float = 1.0
     plausible: float = 5.0
 
     def __post_init__(self) -> None:
