@@ -69,7 +69,7 @@ st.dataframe(
     data.changes_table(changes, labels),
     hide_index=True,
     width="stretch",
-    column_config={"cause": st.column_config.TextColumn("cause", width="large"), "case": st.column_config.TextColumn("case", width="medium")},
+    column_config={name: st.column_config.Column(name, width=width) for name, width in data.CHANGES_TABLE_WIDTHS.items()},
 )
 st.download_button(
     "Download the changes with their evidence as CSV",

@@ -126,7 +126,7 @@ def test_drift_page_shows_the_demo_changes_with_their_evidence(demo_db, monkeypa
     table = app.dataframe[0].value
     assert len(table) == 4 and set(table["cause"]) == {"model update", "server change"}
     assert set(table.loc[table["cause"] == "server change", "change point"]) == {config.description_change}
-    assert list(table.columns) == ["change point", "model", "case", "change", "status", "before", "after", "q", "cause"]
+    assert list(table.columns) == ["change point", "case", "cause", "change", "pass rate", "q", "model"]
     overview, timeline = (json.loads(chart.proto.spec) for chart in app.get("plotly_chart"))
     rows = overview["data"][0]["y"]
     assert len(rows) == 2 * 28 and all(" (simulated) · " in row for row in rows)

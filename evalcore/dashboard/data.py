@@ -132,22 +132,24 @@ def drift(db: Path, golden_path: str | None, min_baseline: int = DriftSettings.m
 
 
 def changes_table(changes: list[Change], labels: dict[str, str]) -> pd.DataFrame:
-    """Changes newest first, one row each, for the Drift page's table: readable columns that fit the page."""
+    """Changes newest first, one row each, for the Drift page's table: the cause right after the case, so it is never cut off."""
     rows = [
         {
             "change point": c.change_date,
-            "model": labels.get(c.model, c.model),
             "case": c.case_id,
-            "change": "drop" if c.kind == "drop" else "recovery",
-            "status": _status(c),
-            "before": _rate(c.before_passes, c.before_attempts),
-            "after": _rate(c.after_passes, c.after_attempts),
-            "q": f"{c.q_value:.2g}",
             "cause": c.attribution,
+            "change": _status(c),
+            "pass rate": f"{c.before_rate:.0%} → {c.after_rate:.0%}",
+            "q": f"{c.q_value:.2g}",
+            "model": labels.get(c.model, c.model),
         }
         for c in sorted(changes, key=lambda c: (c.change_date, c.model, c.case_id), reverse=True)
     ]
-    return pd.DataFrame(rows, columns=["change point", "model", "case", "change", "status", "before", "after", "q", "cause"])
+    return pd.DataFrame(rows, columns=list(CHANGES_TABLE_WIDTHS))
+
+
+# Pixel widths that add up to less than the page's content width at 1400 px, so no column scrolls out of view.
+CHANGES_TABLE_WIDTHS = {"change point": 90, "case": 165, "cause": 230, "change": 105, "pass rate": 85, "q": 60, "model": 185}
 
 
 def changes_csv(changes: list[Change]) -> str:
@@ -207,12 +209,8 @@ CHANGE_COLUMNS = (
 
 def _status(change: Change) -> str:
     if change.kind == "recovery":
-        return "closes the drop"
-    return f"recovered {change.closed_date}" if change.status == "recovered" else "open"
-
-
-def _rate(passes: int, attempts: int) -> str:
-    return f"{passes}/{attempts} ({passes / attempts:.0%})"
+        return "recovery"
+    return f"drop, recovered {change.closed_date:%m-%d}" if change.status == "recovered" and change.closed_date else "drop, open"
 
 
 @st.cache_data(ttl=60, show_spinner=False)
