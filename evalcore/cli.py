@@ -142,7 +142,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except EvalcoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [type(exc).__name__]:  # one line per problem (e.g. per model)
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

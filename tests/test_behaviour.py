@@ -196,7 +196,7 @@ def test_no_secret_ever_persists(workspace, reference_url, monkeypatch, capsys, 
             ]
         )
     captured = capsys.readouterr()
-    assert code == 0
+    assert code == 1  # every gpt-4o-mini attempt errored: the run is incomplete, not green
     assert seen and all(header == f"Bearer {planted}" for header in seen)  # the key really went out, from the worker too
     rows = load_attempts(workspace / "evals.duckdb", json.loads((workspace / "report.json").read_text())["runId"])
     failed = [r for r in rows if r["model"] == "openai/gpt-4o-mini"]

@@ -181,13 +181,27 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     page.goto(f"{dashboard}/Run")
     runs = page.get_by_label("Runs per case")
     runs.fill("1")
-    runs.press("Enter")
-    page.get_by_role("button", name="Start run").click()
+    runs.press("Enter")  # Enter in a field does not start a run; only the button does
+    start = page.get_by_role("button", name="Start run")
+    start.click()
     started = page.get_by_text(re.compile(r"Started run [\w-]+"))
     expect(started).to_be_visible(timeout=30_000)
     run_id = started.inner_text().split()[-1]
+    start.click()  # a second click while it runs: refused, not a twin run
+    expect(page.get_by_text(f"an identical run is already running ({run_id}); wait for it or cancel it first")).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
-    page.goto(f"{dashboard}/?run={run_id}")
+    cards = page.get_by_text(re.compile(r"^\d{8}-\d{6}-\w{6} · "))
+    assert cards.count() == 1, cards.all_inner_texts()  # one launch: the Enter key and the second click started nothing
+    # the finished run shows its scores and links to them
+    expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=30_000)
+    link = page.get_by_role("link", name="Open this run in the matrix")
+    expect(link).to_be_visible()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "run_page_finished_run.png"), full_page=True)
+    href = link.get_attribute("href") or ""
+    assert href.endswith(f"?run={run_id}")
+    page.goto(f"{dashboard}/{href.removeprefix('./')}")
+    expect(page).to_have_url(re.compile(rf"\?run={run_id}"))
     drawn = _matrix(page)
     assert drawn["x"][1:] == ["sim/lexical (simulated)"]
     assert len(drawn["y"]) == 28

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.agent import AgentTools, run_agent
+from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
@@ -34,6 +35,7 @@ from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
 from evalcore.mrtr import INPUT_CAPABILITIES
+from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict
 from evalcore.scoring.attempt import score_attempt
@@ -73,6 +75,11 @@ class BehaviourConfig:
     @property
     def worker_count(self) -> int:
         return auto_worker_count(self.concurrency) if self.model_workers is None else self.model_workers
+
+    @property
+    def golden_id(self) -> str:
+        """The golden set's identity in the store (one history however its path was typed; see evalcore.paths)."""
+        return golden_identity(self.golden_path)
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,7 @@ async def _run_behaviour(
                     config.db_path,
                     run_id=run_id,
                     run_date=config.run_date or date.today(),
-                    golden_path=str(config.golden_path),
+                    golden_path=config.golden_id,
                     golden_hash=golden.content_hash,
                     server_target=str(target),
                     server_name=_server_name(discover),
@@ -155,9 +162,10 @@ async def _run_behaviour(
                 store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
                 raise
         run = store.load_run(config.db_path, run_id)
-        report = build_report(run, golden, store.load_attempts(config.db_path, run_id), config.models)
-        baseline = store.last_green_report(config.db_path, golden_path=str(config.golden_path), exclude_run=run_id)
-        report = apply_baseline(report, baseline, config.max_drop)
+        rows = store.load_attempts(config.db_path, run_id)
+        report = build_report(run, golden, rows, config.models)
+        baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=run_id)
+        report = mark_incomplete(apply_baseline(report, baseline, config.max_drop), rows)
         store.finish_run(config.db_path, run_id, status="complete", passed=report["passed"], report=report)
         return report
     finally:

@@ -42,6 +42,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     from evalcore.behaviour.report import render_summary
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress
+    from evalcore.models.preflight import check_models
     from evalcore.target import resolve_target
 
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
@@ -72,12 +73,13 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         fault_timeout_s=args.fault_timeout,
         model_workers=args.model_workers,
     )
+    check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
-    report["drift"] = drift_of_run(config.db_path, str(config.golden_path), str(report["runId"]))
+    report["drift"] = drift_of_run(config.db_path, config.golden_id, str(report["runId"]))
     print(render_summary(report))
     if report["drift"]["flags"]:
         from evalcore.commands.drift import render_flags

@@ -2,21 +2,22 @@
 
 No connection outlives one batch of work, so a dashboard can read the file
 while a run writes it. The schema carries a version; each change adds a
-migration to `MIGRATIONS` and never edits an old one.
+migration to `MIGRATIONS` (SQL, or a function of the connection) and never edits an old one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
 
 from evalcore.errors import StoreError
+from evalcore.store.golden_ids import unify_golden_paths
 
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     # 1: Layer 0 conformance runs and their per-check results
     """
     CREATE TABLE conformance_runs (
@@ -111,6 +112,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE behaviour_attempts ADD COLUMN refused BOOLEAN;
     ALTER TABLE behaviour_attempts ADD COLUMN robustness_passed BOOLEAN;
     """,
+    # 4: one golden set, one history: golden paths become the set's identity, however they were typed
+    unify_golden_paths,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
@@ -159,7 +162,11 @@ def _migrate(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
     for version in range(current + 1, SCHEMA_VERSION + 1):
         connection.execute("BEGIN TRANSACTION")
         try:
-            connection.execute(MIGRATIONS[version - 1])
+            step = MIGRATIONS[version - 1]
+            if callable(step):  # a migration that needs more than SQL (e.g. the file system)
+                step(connection)
+            else:
+                connection.execute(step)
             connection.execute("INSERT INTO schema_version VALUES (?)", [version])
             connection.execute("COMMIT")
         except duckdb.Error as exc:
