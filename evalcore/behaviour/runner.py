@@ -32,6 +32,7 @@ from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.adapter import start_litellm_import
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
 from evalcore.mrtr import INPUT_CAPABILITIES
@@ -126,6 +127,7 @@ async def _run_behaviour(
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> dict[str, Any]:
+    start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools = await _server_surface(client, target)

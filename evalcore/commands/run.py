@@ -39,6 +39,9 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
 
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
+    from evalcore.models.adapter import start_litellm_import
+
+    start_litellm_import()  # first: it overlaps the imports below and the server's start
     from evalcore.behaviour.report import render_summary
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress

@@ -28,9 +28,12 @@ import asyncio
 import contextlib
 import copy
 import functools
+import importlib
 import json
 import re
 import signal
+import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +43,7 @@ from typing import Any, NoReturn
 from tenacity import AsyncRetrying, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
-from evalcore.models.pricing import turn_cost, unit_prices
+from evalcore.models.pricing import known_unit_prices, turn_cost
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -61,6 +64,22 @@ class Backoff:
 
 
 DEFAULT_BACKOFF = Backoff()
+
+
+def start_litellm_import() -> None:
+    """Import litellm on a thread of its own, so that seconds of import overlap whatever the caller starts next.
+
+    Whoever needs litellm first waits on Python's import lock until it is in; an import that fails
+    there fails again, with its own error, where litellm is used.
+    """
+    if "evalcore.models.litellm_loader" in sys.modules:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # reported by the import that needs it (see above)
+            importlib.import_module("evalcore.models.litellm_loader")
+
+    threading.Thread(target=load, name="litellm-import", daemon=True).start()
 
 
 def check_model_string(spec: ModelSpec) -> None:
@@ -105,7 +124,7 @@ def build_request(
         request["metadata"] = {"evalcore": dict(context or {})}
     if spec.seed is not None:
         request["seed"] = spec.seed
-    prices = None if spec.simulated else unit_prices(spec)
+    prices = None if spec.simulated else known_unit_prices(spec)
     if prices is not None:
         # litellm prices every response itself, for its own logging; told the price, it skips its cost-map search.
         # (Not for sim models: a zero price sends litellm into a slower "why is this call free" diagnostic.)
