@@ -79,12 +79,6 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
     run.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
     run.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
-    run.add_argument(
-        "--model-workers",
-        type=int,
-        metavar="N",
-        help="processes that make the model calls (default: one per attempt in flight when more than 4 are, at most 32; 0 = all in this process)",
-    )
     run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
     run.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
@@ -151,8 +145,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
 
 
 def _stop_like_ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM (a CI timeout, `kill`) stops as Ctrl-C does: the run is marked cancelled, and the servers and model
-    workers it started stop with it, where the default would end the process on the spot and leave them running."""
+    """SIGTERM (a CI timeout, `kill`) stops as Ctrl-C does: the run is marked cancelled, and the servers it started
+    stop with it, where the default would end the process on the spot and leave them running."""
     raise KeyboardInterrupt
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
+from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
-from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.records import StopReason, ToolExecution, Transcript, UserTurn
 from evalcore.telemetry import spans

@@ -17,8 +17,8 @@ from evalcore.client import Exchange, McpClient
 from evalcore.errors import GoldenSetError
 from evalcore.golden.conversation import MISSING_VALUE, StateCheck, select, subset_mismatch
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.adapter import ModelCaller
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import ModelCaller
 from evalcore.records import StateReading
 from evalcore.users.profile import default_profile
 from evalcore.users.simulated import SimulatedUser

@@ -32,9 +32,8 @@ from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
-from evalcore.models.adapter import start_litellm_import
+from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.types import ModelSpec, ToolCall
-from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
@@ -70,12 +69,6 @@ class BehaviourConfig:
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
-    # Processes that make the model calls (see evalcore.models.workers); None: one per attempt in flight above 4, 0: none.
-    model_workers: int | None = None
-
-    @property
-    def worker_count(self) -> int:
-        return auto_worker_count(self.concurrency) if self.model_workers is None else self.model_workers
 
     @property
     def golden_id(self) -> str:
@@ -138,31 +131,29 @@ async def _run_behaviour(
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
         else:
             run_id = new_run_id or store.new_run_id()
-        # The model workers start (forks of a warm zygote) while the run record is written.
-        async with model_callers(config.worker_count) as models:
-            if resume_run_id is None:
-                await asyncio.to_thread(
-                    store.create_run,
-                    config.db_path,
-                    run_id=run_id,
-                    run_date=config.run_date or date.today(),
-                    golden_path=config.golden_id,
-                    golden_hash=golden.content_hash,
-                    server_target=str(target),
-                    server_name=_server_name(discover),
-                    server_fingerprint=fingerprint,
-                    server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
-                    models=[m.name for m in config.models],
-                    runs=config.runs,
-                    config=_config_json(config),
-                )
-            try:
-                with _fault_proxy(config, golden, target) as proxy:
-                    await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy, resuming=resume_run_id is not None)
-            except BaseException as exc:
-                status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-                store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
-                raise
+        if resume_run_id is None:
+            await asyncio.to_thread(
+                store.create_run,
+                config.db_path,
+                run_id=run_id,
+                run_date=config.run_date or date.today(),
+                golden_path=config.golden_id,
+                golden_hash=golden.content_hash,
+                server_target=str(target),
+                server_name=_server_name(discover),
+                server_fingerprint=fingerprint,
+                server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
+                models=[m.name for m in config.models],
+                runs=config.runs,
+                config=_config_json(config),
+            )
+        try:
+            with _fault_proxy(config, golden, target) as proxy:
+                await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
+        except BaseException as exc:
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
+            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
         run = store.load_run(config.db_path, run_id)
         rows = store.load_attempts(config.db_path, run_id)
         report = build_report(run, golden, rows, config.models)
@@ -465,7 +456,6 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
-        "model_workers": config.worker_count,
         "use_cache": config.use_cache,
         "started": datetime.now(UTC).isoformat(),
     }

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from evalcore.errors import ConfigError
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import MAX_MODEL_WORKERS
 from evalcore.paths import default_golden_set
 from evalcore.transport.base import Limits
 
@@ -50,8 +49,6 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
-    if args.model_workers is not None and not 0 <= args.model_workers <= MAX_MODEL_WORKERS:
-        raise ConfigError(f"--model-workers must be between 0 and {MAX_MODEL_WORKERS}, got {args.model_workers}")
     if not 0 < args.fault_timeout <= 120:
         raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
     if not 0 <= args.max_drop <= 1:
@@ -74,7 +71,6 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
-        model_workers=args.model_workers,
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None

@@ -8,10 +8,10 @@ call that fails beyond its retries raises `ModelError`, like any model call.
 
 from __future__ import annotations
 
+from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.judge_prompt import judge_messages, parse_verdict
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.records import JudgeVerdict
 
 
