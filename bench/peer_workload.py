@@ -22,7 +22,7 @@ tree. The verdict is the median of the per-round ratios evalcore / promptfoo.
 On a shared machine wall times swing; the ratios of runs made side by side
 swing much less.
 
-Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-workers 8"]`.
+Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"]`.
 """
 
 from __future__ import annotations
