@@ -84,6 +84,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
     run.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
     run.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
@@ -123,6 +124,11 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
+    from evalcore.processes import adopt_children
+    from evalcore.redaction import redact_output_streams
+
+    redact_output_streams()  # what a command prints (also a background job's log) never carries a secret
+    adopt_children()  # what this command starts ends with it (evalcore.processes)
     try:
         try:
             code = _dispatch(build_parser(prog).parse_args(argv))

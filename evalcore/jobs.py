@@ -25,7 +25,7 @@ from typing import Any
 
 from evalcore.errors import ConfigError
 from evalcore.paths import SOURCE_ROOT, bundled
-from evalcore.processes import process_exists
+from evalcore.processes import LIFELINE_FD_VARIABLE, OWNER_VARIABLE, process_exists
 from evalcore.store.behaviour import load_run, new_run_id
 from evalcore.target import CONFIGURED_SERVERS
 
@@ -143,6 +143,8 @@ def _spawn(job: Job, arguments: list[str]) -> Job:
             stderr=subprocess.STDOUT,
             cwd=SOURCE_ROOT,  # the folder holding this evalcore package, so `-m evalcore` is this one
             start_new_session=True,  # survives the page's process and reloads
+            # Not a child tied to the page (no lifeline): a job outlives it on purpose. What the job starts dies with the job.
+            env={name: value for name, value in os.environ.items() if name not in (LIFELINE_FD_VARIABLE, OWNER_VARIABLE)},
         )
     job = replace(job, pid=process.pid, started_at=started_at, log=str(log))
     (folder / f"{job.run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")

@@ -13,6 +13,7 @@ from pathlib import Path
 from evalcore.errors import ConfigError
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
+from evalcore.redaction import write_redacted
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -37,6 +38,14 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
     )
 
 
+def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
+    """The judge goes where the models go: `--judge-api-base`, else `--api-base` (a `sim/` judge needs neither)."""
+    if not args.judge:
+        return None
+    api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
+    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout)
+
+
 def run_behaviour_command(args: argparse.Namespace) -> int:
     from evalcore.models.adapter import start_litellm_import
 
@@ -58,7 +67,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:
         _register_prices(args.prices)
-    judge = ModelSpec(name=args.judge, timeout_s=args.timeout) if args.judge else None
+    judge = judge_spec(args)
     config = BehaviourConfig(
         golden_path=args.golden or default_golden_set(),
         models=model_specs(args),
@@ -88,8 +97,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         print(f"\ndrift: {len(flags)} case(s) regressed against their own recent history in this run")
         print(render_flags(flags, str(report["runId"])))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_redacted(args.out, json.dumps(report, indent=2) + "\n")
     failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
     return 1 if failed else 0
 

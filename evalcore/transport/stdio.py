@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from evalcore.errors import TargetError
+from evalcore.processes import child_options, stop_group
 from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse
 
 # Notifications and stray messages kept for checks; past this many they are dropped (memory stays bounded).
@@ -55,8 +56,8 @@ class StdioTransport:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env} if self.env is not None else None,
                 limit=self.limits.max_response_bytes,
+                **child_options({**os.environ, **(self.env or {})}),  # it dies with this process (evalcore.processes)
             )
         except OSError as exc:
             raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
@@ -186,6 +187,8 @@ class StdioTransport:
             except TimeoutError:
                 process.kill()
                 await process.wait()
+        if process is not None:
+            stop_group(process.pid)  # what the server started and left running
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

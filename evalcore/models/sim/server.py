@@ -34,6 +34,7 @@ from starlette.routing import Route
 from evalcore.models.sim.judge_policy import judge_reply
 from evalcore.models.sim.lexical import lexical_reply
 from evalcore.models.sim.reply import SimReply, assistant_turns, openai_message
+from evalcore.processes import adopt_children
 
 HOST = "127.0.0.1"
 POLICIES = {"sim-lexical": lexical_reply, "sim-judge": judge_reply}
@@ -95,6 +96,7 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    adopt_children()  # ends with the evalcore process that started it
     parser = argparse.ArgumentParser(prog="python -m evalcore.models.sim.server", description="OpenAI-compatible sim model endpoint on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8765, help="port to bind; 0 picks a free one (default: 8765)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="simulated latency added to every answer (default: 0)")
