@@ -98,8 +98,9 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     gate.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"store that holds the last green run (default {DEFAULT_DB})")
 
-    runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed)")
+    runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed) and processes a crashed run left behind")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
+    runs.add_argument("--stop-leftovers", action="store_true", help="stop the processes an evalcore process that is gone left running")
 
     drift = _command(commands, "drift", "flag per-case regressions in the stored behaviour history, with their likely cause")
     drift.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
