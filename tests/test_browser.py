@@ -225,3 +225,83 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
             deadline = time.monotonic() + 30
             while jobs.job_status(job)["status"] == "running" and time.monotonic() < deadline:
                 time.sleep(0.2)
+
+
+# --- untrusted text stays inert in charts, and long values stay bounded ----------------------------
+
+PAYLOAD = "peek<b>BOLD</b><a href=x>L</a>"
+QUOTED_REASON = 'the server said "stop" & <i>meant</i> it'
+LONG_TEXT = "x" * 100_000
+
+
+@pytest.fixture(scope="module")
+def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
+    """The dashboard over a store holding one run whose model, tool and reason carry markup, and whose answer is 100 KB."""
+    import json
+    from datetime import date
+
+    from evalcore.behaviour.types import AttemptRecord, AttemptScore
+    from evalcore.models.types import ToolCall
+    from evalcore.store import behaviour as store
+
+    folder = tmp_path_factory.mktemp("hostile")
+    db = folder / "evals.duckdb"
+    run_id = "hostile-run"
+    store.create_run(
+        db, run_id=run_id, run_date=date(2026, 11, 30), golden_path="golden/tasks.yaml", golden_hash="h", server_target="http://127.0.0.1:1/mcp",
+        server_name="hostile 1.0", server_fingerprint="f", server_tools=[{"name": PAYLOAD, "description": PAYLOAD}], models=[f"openai/{PAYLOAD}"],
+        runs=1, config={},
+    )  # fmt: skip
+    execution = {"tool": PAYLOAD, "arguments": {}, "result": {"content": [{"type": "text", "text": LONG_TEXT}]}, "error": None, "is_error": False}
+    execution |= {"latency_ms": 5.0, "request_ids": [1], "error_type": None, "fault": None}
+    transcript = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "peek at it"}], "turns": [], "executions": [execution]}
+    record = AttemptRecord(
+        model=f"openai/{PAYLOAD}", case_id="peek-case", attempt=1, case_hash="c", case_kind="hard", simulated=False, model_version=PAYLOAD,
+        score=AttemptScore(False, None, None, None, None, False, (QUOTED_REASON,)), tool_calls=(ToolCall("call_1", PAYLOAD, {}),),
+        final_text=LONG_TEXT, stop_reason="final", error=None, latency_ms=12.0, input_tokens=10, output_tokens=5, cost_usd=None, retries=0,
+        transcript_json=json.dumps(transcript),
+    )  # fmt: skip
+    store.write_attempts(db, run_id, [record])
+    store.finish_run(db, run_id, status="complete", passed=False, report=None)
+    yield from _serve(db, folder)
+
+
+def _markup_in_charts(page: Page) -> dict:
+    """What plotly drew from label markup in every chart on the page: links, bold or italic text, and each chart's texts."""
+    return page.evaluate(
+        """() => { const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')];
+        const tspans = svgs.flatMap(s => [...s.querySelectorAll('tspan')]);
+        return {links: svgs.flatMap(s => [...s.querySelectorAll('a')]).length,
+                styled: tspans.filter(t => /bold|italic/.test(t.getAttribute('style') || '')).length,
+                texts: svgs.flatMap(s => [...s.querySelectorAll('text')]).map(t => t.textContent)}; }"""
+    )
+
+
+def test_markup_in_tool_and_model_names_shows_as_text_on_the_latency_page(hostile_dashboard, page):
+    page.goto(f"{hostile_dashboard}/Latency_and_cost")
+    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=60_000)
+    expect(page.locator(".js-plotly-plot")).to_have_count(5, timeout=60_000)
+    drawn = _markup_in_charts(page)
+    assert drawn["links"] == 0 and drawn["styled"] == 0
+    assert PAYLOAD in drawn["texts"]  # the tool's tick label, character for character
+    assert f"openai/{PAYLOAD}" in drawn["texts"]  # the model's
+
+
+def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behind_show_all(hostile_dashboard, page):
+    from evalcore.dashboard.figures import plotly_text
+
+    page.goto(hostile_dashboard)
+    _matrix(page)
+    point = _cell_point(page, plotly_text(f"openai/{PAYLOAD}"), "peek-case")
+    page.mouse.move(point["x"], point["y"])
+    hover = page.locator(".js-plotly-plot .hoverlayer .hovertext").first
+    expect(hover).to_be_visible(timeout=30_000)
+    text = hover.text_content() or ""
+    assert QUOTED_REASON in text and f"openai/{PAYLOAD}" in text and "&quot;" not in text and "&amp;" not in text
+    drawn = _markup_in_charts(page)
+    assert drawn["links"] == 0 and drawn["styled"] == 0
+    # the 100 KB answer and tool result: cut, with the whole value behind an expander, and the page stays short
+    expect(page.get_by_text("show all (100 KB)").first).to_be_visible(timeout=30_000)
+    assert page.get_by_text("show all (100 KB)").count() == 2
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? document.body.scrollHeight")
+    assert height < 8_000, f"the page is {height} px tall"

@@ -2,11 +2,16 @@
 
 Model names shown on an axis carry " (simulated)" when their numbers come
 from a `sim/` model, so a chart can never pass simulated numbers off as real.
+
+Every text a figure shows (tick labels, category values, legend names, hover
+values, titles) goes through `plotly_text` first: plotly reads a subset of HTML
+in them (`<b>`, `<a href>`, `<br>`, entities), and a tool name, a model name
+or a reason from a server must show as the characters it is, never as markup.
+Untrusted text goes into hovers as data (`customdata`), never into a template.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
@@ -20,7 +25,20 @@ from evalcore.drift import DriftFlag, RunPoint, TimelinePoint
 LAYER0_COLUMN = "Layer 0"
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
+MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
 VERDICT_COLOURS = [[0.0, "#d73027"], [0.5, "#bdbdbd"], [1.0, "#1a9850"]]  # fail, not checked, pass
+
+
+def plotly_text(value: object) -> str:
+    """`value` as plotly label text that shows exactly its characters.
+
+    Plotly splits label text at `<...>` tags, then decodes only `&amp; &lt; &gt;
+    &nbsp; &mu; &times; &plusmn; &deg;` and numeric entities in the text between
+    them (`html.escape`'s `&quot;` would show as typed). So escaping `&`, `<` and
+    `>` is exactly enough: no tag survives, and every entity-like run of text
+    shows as typed.
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def model_label(model: str, simulated: bool) -> str:
@@ -53,10 +71,10 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         figure.update_layout(title="No behaviour attempts in scope")
         return figure
     simulated = df.groupby("model")["simulated"].any()
-    labels = model_labels({str(model): bool(flag) for model, flag in simulated.items()})
+    labels = {model: plotly_text(label) for model, label in model_labels({str(model): bool(flag) for model, flag in simulated.items()}).items()}
     models = sorted(labels, key=lambda model: labels[model])  # columns in the order a reader sees their names
-    cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
-    frame = df.assign(model_label=df["model"].map(labels))
+    frame = df.assign(model_label=df["model"].map(labels), case_id=df["case_id"].map(plotly_text))
+    cases = sorted(frame["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
@@ -70,7 +88,8 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
             verdict = layer0.iloc[0]
             passed = bool(verdict["passed"])
             text, value = ("PASS", 1.0) if passed else ("FAIL", 0.0)
-            hover = f"Layer 0 conformance: {text} ({int(verdict['failed_checks'])} failed of {int(verdict['checks'])} checks), run {verdict['run_id']}"
+            checks = f"{int(verdict['failed_checks'])} failed of {int(verdict['checks'])} checks"
+            hover = plotly_text(f"Layer 0 conformance: {text} ({checks}), run {verdict['run_id']}")
         figure.add_trace(
             go.Heatmap(
                 z=[[value] for _ in cases],
@@ -113,12 +132,12 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
             unselected={"marker": {"opacity": 0.0}},
             customdata=list(
                 zip(
-                    frame["model"],
-                    frame["case_id"],
+                    df["model"],  # raw ids for the click (widgets.clicked_cell); the rest is shown
+                    df["case_id"],
                     frame["run_id"],
                     frame["pass_hat_k"],
                     frame["top_failing_reason"].map(_reason),
-                    frame["model_label"].map(html.escape),
+                    frame["model_label"],
                     strict=True,
                 )
             ),
@@ -189,8 +208,9 @@ def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No tool calls in scope")
         return figure
-    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p50_ms"], name="p50"))
-    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p95_ms"], name="p95"))
+    tools = df["tool"].map(plotly_text)
+    figure.add_trace(go.Bar(x=tools, y=df["latency_p50_ms"], name="p50"))
+    figure.add_trace(go.Bar(x=tools, y=df["latency_p95_ms"], name="p95"))
     figure.update_layout(barmode="group", yaxis_title="server latency per call (ms)", title="Tool latency p50 / p95")
     return figure
 
@@ -260,7 +280,7 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
         return figure
     rows = sorted({(p.model, p.case_id, p.simulated) for p in points}, key=lambda r: (r[0], r[1]), reverse=True)
     names = model_labels({model: simulated for model, _, simulated in rows})
-    row_label = {(model, case): f"{names[model]} · {case}" for model, case, _ in rows}
+    row_label = {(model, case): plotly_text(f"{names[model]} · {case}") for model, case, _ in rows}
     columns = run_columns(points)
     rate = {(row_label[(p.model, p.case_id)], p.run_id): p.passes / p.runs if p.runs else None for p in points}
     counts = {(row_label[(p.model, p.case_id)], p.run_id): f"{p.passes}/{p.runs}" for p in points}
@@ -287,7 +307,7 @@ def drift_overview(points: Sequence[RunPoint], flags: Sequence[DriftFlag]) -> go
                 y=[row_label[(f.model, f.case_id)] for f in flags],
                 mode="markers",
                 marker={"symbol": "x", "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
-                customdata=[(f.model, f.case_id, html.escape(f.attribution), f.confidence) for f in flags],
+                customdata=[(f.model, f.case_id, plotly_text(f.attribution), f.confidence) for f in flags],
                 hovertemplate="regression flagged: %{customdata[2]}<br>confidence %{customdata[3]:.4f}<extra></extra>",
                 name="flagged regression",
                 showlegend=False,
@@ -317,7 +337,7 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
             y=[t.pass_rate for t in timeline],
             mode="lines+markers",
             text=[f"{t.passes}/{t.runs}" for t in timeline],
-            customdata=[(columns[t.run_id][1], t.run_id) for t in timeline],
+            customdata=[(plotly_text(columns[t.run_id][1]), plotly_text(t.run_id)) for t in timeline],
             hovertemplate="%{customdata[0]}: %{text} passed<br>run %{customdata[1]}<extra></extra>",
             name="pass rate",
         )
@@ -330,13 +350,13 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
                 y=[t.pass_rate for t in flagged],
                 mode="markers",
                 marker={"size": 16, "color": "#d73027", "symbol": "x"},
-                customdata=[(html.escape(t.flag.attribution), t.flag.confidence) for t in flagged if t.flag is not None],
+                customdata=[(plotly_text(t.flag.attribution), t.flag.confidence) for t in flagged if t.flag is not None],
                 hovertemplate="regression: %{customdata[0]}<br>confidence %{customdata[1]:.4f}<extra></extra>",
                 name="flagged regression",
             )
         )
     figure.update_layout(
-        title=html.escape(title),
+        title=plotly_text(title),
         xaxis=_run_axis(columns),
         yaxis={"range": [-0.05, 1.05], "title": "pass rate"},
         height=360,
@@ -348,10 +368,12 @@ def drift_timeline(timeline: Sequence[TimelinePoint], title: str) -> go.Figure:
 def _with_model_labels(df: pd.DataFrame) -> pd.DataFrame:
     """`df` (with model and simulated columns) plus each row's display `label`."""
     labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
-    return df.assign(label=df["model"].map(labels))
+    return df.assign(label=df["model"].map(labels).map(plotly_text))
 
 
 def _reason(value: Any) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "—"
-    return html.escape(str(value))  # plotly hover text takes a subset of HTML; a reason comes from a server or model
+    text = str(value)
+    text = text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
+    return plotly_text(text)  # a reason comes from a server or a model
