@@ -62,7 +62,7 @@ def test_every_figure_escapes_model_tool_and_case_names() -> None:
         shown = " ".join(_texts(figure))
         assert "peek<b>" not in shown and "peek&lt;b&gt;" in shown, figure.layout.title.text
     cells = built[-1].data[-1]
-    assert cells.customdata[0][:2] == (PAYLOAD, PAYLOAD)  # a click still names the raw model and case
+    assert list(cells.customdata[0][:2]) == [PAYLOAD, PAYLOAD]  # a click still names the raw model and case
     assert cells.customdata[0][4] == ESCAPED
 
 
