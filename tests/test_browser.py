@@ -240,8 +240,7 @@ def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
     import json
     from datetime import date
 
-    from evalcore.behaviour.types import AttemptRecord, AttemptScore
-    from evalcore.models.types import ToolCall
+    from evalcore.records import AttemptRecord, AttemptScore, Score, ToolCall
     from evalcore.store import behaviour as store
 
     folder = tmp_path_factory.mktemp("hostile")
@@ -257,7 +256,7 @@ def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
     transcript = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "peek at it"}], "turns": [], "executions": [execution]}
     record = AttemptRecord(
         model=f"openai/{PAYLOAD}", case_id="peek-case", attempt=1, case_hash="c", case_kind="hard", simulated=False, model_version=PAYLOAD,
-        score=AttemptScore(False, None, None, None, None, False, (QUOTED_REASON,)), tool_calls=(ToolCall("call_1", PAYLOAD, {}),),
+        score=AttemptScore((Score("selection", 0.0, True, (QUOTED_REASON,)),), False, (QUOTED_REASON,)), tool_calls=(ToolCall("call_1", PAYLOAD, {}),),
         final_text=LONG_TEXT, stop_reason="final", error=None, latency_ms=12.0, input_tokens=10, output_tokens=5, cost_usd=None, retries=0,
         transcript_json=json.dumps(transcript),
     )  # fmt: skip
@@ -267,12 +266,12 @@ def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
 
 
 def _markup_in_charts(page: Page) -> dict:
-    """What plotly drew from label markup in every chart on the page: links, bold or italic text, and each chart's texts."""
+    """What plotly drew from label markup in every chart on the page: links, bold or italic texts, and each chart's texts."""
     return page.evaluate(
         """() => { const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')];
         const tspans = svgs.flatMap(s => [...s.querySelectorAll('tspan')]);
         return {links: svgs.flatMap(s => [...s.querySelectorAll('a')]).length,
-                styled: tspans.filter(t => /bold|italic/.test(t.getAttribute('style') || '')).length,
+                styled: tspans.filter(t => /bold|italic/.test(t.getAttribute('style') || '')).map(t => t.textContent),
                 texts: svgs.flatMap(s => [...s.querySelectorAll('text')]).map(t => t.textContent)}; }"""
     )
 
@@ -282,7 +281,7 @@ def test_markup_in_tool_and_model_names_shows_as_text_on_the_latency_page(hostil
     page.wait_for_selector(".js-plotly-plot .xtick text", timeout=60_000)
     expect(page.locator(".js-plotly-plot")).to_have_count(5, timeout=60_000)
     drawn = _markup_in_charts(page)
-    assert drawn["links"] == 0 and drawn["styled"] == 0
+    assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
     assert PAYLOAD in drawn["texts"]  # the tool's tick label, character for character
     assert f"openai/{PAYLOAD}" in drawn["texts"]  # the model's
 
@@ -299,9 +298,10 @@ def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behi
     text = hover.text_content() or ""
     assert QUOTED_REASON in text and f"openai/{PAYLOAD}" in text and "&quot;" not in text and "&amp;" not in text
     drawn = _markup_in_charts(page)
-    assert drawn["links"] == 0 and drawn["styled"] == 0
+    assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
     # the 100 KB answer and tool result: cut, with the whole value behind an expander, and the page stays short
-    expect(page.get_by_text("show all (100 KB)").first).to_be_visible(timeout=30_000)
-    assert page.get_by_text("show all (100 KB)").count() == 2
+    expect(page.get_by_text("Final answer")).to_be_visible(timeout=30_000)
     height = page.evaluate("() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? document.body.scrollHeight")
     assert height < 8_000, f"the page is {height} px tall"
+    expect(page.get_by_text("show all (100 KB)").first).to_be_visible()
+    assert page.get_by_text("show all (100 KB)").count() == 2
