@@ -89,7 +89,9 @@ class StdioTransport:
         except (ConnectionError, TimeoutError) as exc:
             if expect_id is not None:
                 self._pending.pop(expect_id, None)
-            return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
+            code = await self._exit_code()
+            reason = f"server process exited with code {code}" if code is not None else f"cannot write to the server's stdin: {exc!r}"
+            return _wire(b"", None, WireFailure("closed", f"{reason}{self._tail()}"), started)
         if future is None or expect_id is None:
             return _wire(b"", None, None, started)
         unsolicited_before = len(self.unsolicited)
@@ -105,6 +107,14 @@ class StdioTransport:
         finally:
             self._pending.pop(expect_id, None)
         return _wire(line, message, failure, started)
+
+    async def _exit_code(self) -> int | None:
+        """The exit code of a server whose stdin closed, once it is reaped (None if it is still running after a second)."""
+        assert self._process is not None
+        try:
+            return await asyncio.wait_for(self._process.wait(), 1.0)
+        except TimeoutError:
+            return None
 
     async def _read_stdout(self) -> None:
         assert self._process is not None and self._process.stdout is not None
