@@ -2,8 +2,8 @@
 
 For each target (the reference server over HTTP, the same server over stdio),
 `--kills` times: start `python -m evalcore run` on sim/lexical, wait until its
-server process exists (plus `--settle` seconds, so model workers may start
-too), SIGKILL the run, then poll every 5 ms until every process that was below
+server process exists (plus `--settle` seconds, so the run is well under
+way), SIGKILL the run, then poll every 5 ms until every process that was below
 it is gone. Prints, per target, the median and the worst time to the last
 death, and any process that was still running after `--deadline` seconds
 (killed then, so nothing is left behind).

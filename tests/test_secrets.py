@@ -145,7 +145,7 @@ def test_a_run_against_a_provider_that_echoes_its_key_keeps_the_key_out_of_every
         }
         command = [
             sys.executable, "-m", "evalcore", "run", "--golden", str(tmp_path / "golden.yaml"), "--models", "openai/leaky",
-            "--judge", "openai/leaky-judge", "--api-base", api_base, "--runs", "2", "--model-workers", "0", "--db", str(db),
+            "--judge", "openai/leaky-judge", "--api-base", api_base, "--runs", "2", "--db", str(db),
             "--out", str(report), "--max-drop", "1",
         ]  # fmt: skip
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
