@@ -130,12 +130,12 @@ def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     return red, green, blue
 
 
-def test_the_matrix_heatmap_is_drawn_with_layer0_and_simulated_columns(dashboard, page):
+def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(dashboard, page):
     page.goto(dashboard)
     drawn = _matrix(page)
-    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]
-    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set)
-    assert drawn["x"] == ["Layer 0"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]
+    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]  # not run (grey), pass rate, the clickable cells
+    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set); Layer 0 is stated once, above
+    assert drawn["x"] == [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]
     assert len(drawn["y"]) == 28 + 8 + 14
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
     assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR

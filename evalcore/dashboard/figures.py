@@ -22,11 +22,11 @@ import plotly.graph_objects as go
 
 from evalcore.drift import DriftFlag, RunPoint, TimelinePoint
 
-LAYER0_COLUMN = "Layer 0"
+NOT_RUN = "not run"
+NOT_RUN_COLOUR = "#d9d9d9"
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
-VERDICT_COLOURS = [[0.0, "#d73027"], [0.5, "#bdbdbd"], [1.0, "#1a9850"]]  # fail, not checked, pass
 
 
 def plotly_text(value: object) -> str:
@@ -57,14 +57,14 @@ def _short_name(model: str) -> str:
     return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else model
 
 
-def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.Figure:
+def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     """Cases (rows) x models (columns), coloured by pass rate, from `evalcore.store.queries.matrix`.
 
     Hover shows passes/runs, pass^k and the top failing reason. An invisible
     marker sits on every cell, carrying (model, case_id) as customdata, so a
     click selects a point (heatmaps themselves are not selectable in
-    Streamlit). With `layer0` (a `latest_conformance_verdict` row), a first
-    column shows the server's conformance verdict (an empty frame: "not checked").
+    Streamlit). A cell the model never ran is grey and says "not run". Layer 0
+    is one verdict per server, so it is not a column here: the page states it once.
     """
     figure = go.Figure()
     if df.empty:
@@ -78,31 +78,21 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
-    columns = ([LAYER0_COLUMN] if layer0 is not None else []) + [labels[m] for m in models]
+    columns = [labels[m] for m in models]
     position = {label: index for index, label in enumerate(columns)}
-
-    if layer0 is not None:
-        if layer0.empty:
-            text, value, hover = "not checked", 0.5, "Layer 0 conformance: no recorded run for this server"
-        else:
-            verdict = layer0.iloc[0]
-            passed = bool(verdict["passed"])
-            text, value = ("PASS", 1.0) if passed else ("FAIL", 0.0)
-            checks = f"{int(verdict['failed_checks'])} failed of {int(verdict['checks'])} checks"
-            hover = plotly_text(f"Layer 0 conformance: {text} ({checks}), run {verdict['run_id']}")
+    not_run = rates.isna().to_numpy()
+    if not_run.any():
         figure.add_trace(
             go.Heatmap(
-                z=[[value] for _ in cases],
-                x=[position[LAYER0_COLUMN]],
+                z=[[1.0 if missing else None for missing in row] for row in not_run],
+                x=[position[label] for label in rates.columns],
                 y=cases,
-                text=[[text] for _ in cases],
+                text=[[NOT_RUN if missing else "" for missing in row] for row in not_run],
                 texttemplate="%{text}",
-                colorscale=VERDICT_COLOURS,
-                zmin=0,
-                zmax=1,
+                colorscale=[[0.0, NOT_RUN_COLOUR], [1.0, NOT_RUN_COLOUR]],
                 showscale=False,
-                hovertemplate=hover.replace("%", "%%") + "<extra></extra>",
-                name=LAYER0_COLUMN,
+                hovertemplate="not run: this model has no attempts of this case in the shown run<extra></extra>",
+                name=NOT_RUN,
             )
         )
 
@@ -161,7 +151,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         },
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
         height=max(320, 26 * len(cases) + 140),
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        margin={"l": 10, "r": 40, "t": 60, "b": 10},
         clickmode="event+select",
         dragmode=False,
     )

@@ -117,6 +117,20 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
     )
 
 
+def layer0_verdict(verdict: pd.DataFrame) -> None:
+    """The server's Layer 0 verdict, stated once (a `latest_conformance_verdict` frame; empty: not checked yet)."""
+    if verdict.empty:
+        st.info("Layer 0 (conformance) of this server: not checked yet — evalcore conformance --url ...")
+        return
+    row = verdict.iloc[0]
+    passed = bool(row["passed"])
+    text = (
+        f"Layer 0 (conformance) of this server: {'CONFORMANT' if passed else 'NOT conformant'} "
+        f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, run {row['run_id']})"
+    )
+    (st.success if passed else st.error)(text)
+
+
 def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """(model, case_id) of the first matrix cell a plotly selection event points at; None without one.
 
