@@ -216,7 +216,7 @@ def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
     from evalcore.demo import LAYER2_SETS
     from evalcore.store.history import count_behaviour_runs
 
-    total = job.nights + len(LAYER2_SETS)
+    total = job.nights + len(LAYER2_SETS) + 1  # the nights, the Layer 2 sets, then the multi-turn set
     try:
         done = count_behaviour_runs(Path(job.db), pid=job.pid, since=datetime.fromisoformat(job.started_at))  # its own runs only
     except Exception:  # the demo is writing: count again on the next poll

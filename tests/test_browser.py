@@ -220,7 +220,7 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
     page.goto(url)
     page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
     try:
-        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/23 runs stored"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/24 runs stored"))).to_be_visible(timeout=30_000)
         drawn = _matrix(page)  # no click or reload: the page reloads itself once the first night is stored
         assert drawn["x"] and all(label.endswith(" (simulated)") for label in drawn["x"]) and drawn["y"]  # the first night, as far as stored
     finally:

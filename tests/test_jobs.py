@@ -97,7 +97,7 @@ def test_an_identical_run_cannot_start_twice(tmp_path):
 
 
 def test_the_demo_card_counts_the_demo_runs_only(tmp_path):
-    """Ad-hoc runs in the same store are not the demo's: its card never reads 26/23."""
+    """Ad-hoc runs in the same store are not the demo's: its card never reads 27/24."""
     db = tmp_path / "evals.duckdb"
     demo_pid, started = 2**22 + 4321, datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # above Linux's largest pid: never a live process
     with connect(db) as connection:
@@ -110,7 +110,7 @@ def test_the_demo_card_counts_the_demo_runs_only(tmp_path):
             )
     demo = jobs.Job("demo-1", demo_pid, started.isoformat(), "golden/tasks.yaml", "reference", ("sim/script",), 5, str(db), "", kind="demo", nights=21)
     status = jobs.job_status(demo)
-    assert (status["done"], status["total"]) == (2, 23)  # its two runs; not the earlier one of a reused pid, nor the ad-hoc ones
+    assert (status["done"], status["total"]) == (2, 24)  # its two runs; not the earlier one of a reused pid, nor the ad-hoc ones
 
 
 def test_a_failed_run_shows_why(tmp_path):
