@@ -217,6 +217,12 @@ def _complete_without_input(message: wire.Message) -> wire.Message | Answer:
     return message
 
 
+def _declare_completions(result: dict[str, Any]) -> None:
+    capabilities = result.get("capabilities")
+    if isinstance(capabilities, dict):
+        capabilities["completions"] = {}
+
+
 def _rename_first_tool(tool: dict[str, Any]) -> None:
     tool["name"] = "get weather, now"
 
@@ -476,6 +482,21 @@ _ALL: Final[tuple[Defect, ...]] = (
         "tools/list always hands out the same nextCursor, and serves it",
         False,
         lambda: Tamper(request=_strip_cursor, response=_edit_results(_looping_cursor, {"tools/list"})),
+    ),
+    Defect(
+        "completion_without_values",
+        "declares completions; completion/complete answers a result without completion",
+        False,
+        lambda: Tamper(
+            request=_answering("completion/complete", lambda: {"resultType": "complete"}),
+            response=_edit_results(_declare_completions, {"server/discover"}),
+        ),
+    ),
+    Defect(
+        "completion_answered_undeclared",
+        "completion/complete answers a result though completions is not declared",
+        False,
+        lambda: Tamper(request=_answering("completion/complete", lambda: {"completion": {"values": []}, "resultType": "complete"})),
     ),
     Defect("bad_tool_name", "the first tool is named 'get weather, now'", False, _first_tool(_rename_first_tool)),
     Defect("serves_null_id", "a request with id null is served", True, lambda: Tamper(request=_serve_null_id)),

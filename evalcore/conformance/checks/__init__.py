@@ -2,6 +2,7 @@
 
 from evalcore.conformance.checks import (  # noqa: F401
     cache_fields,
+    completion,
     discover,
     error_codes,
     headers,
