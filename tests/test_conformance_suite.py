@@ -110,7 +110,9 @@ def test_every_defect_of_the_reference_server_is_exercised():
 def test_reference_server_passes_every_check_five_times_over_http(servers):
     report = _suite(Target(url=servers["clean"]), runs=5)
     assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict != "pass"]
-    assert all(check.verdict == "pass" and check.passes == 5 for check in report.checks)
+    assert all(check.passes == 5 for check in report.checks if check.verdict == "pass")
+    # The reference server declares no completions, so their result shape has nothing to be tried on.
+    assert {check.id for check in report.checks if check.verdict != "pass"} == {"completion.result_shape"}
     assert report.passed and report.passed_strictly() and report.server_fingerprint
     assert report.era == "modern-only"
 
