@@ -133,7 +133,7 @@ def test_drift_page_flags_the_demo_regressions_with_their_cause_and_diff(demo_db
     assert len(overview["data"][1]["x"]) == 4  # one flag marker per regression
     # flagged pairs come first in the picker; the first one's timeline is drawn with its flag, and its cause is shown verbatim
     model, case = app.selectbox(key="drift_pair").value
-    assert ((flags["model"] == model) & (flags["case_id"] == case)).any()
+    assert ((flags["model"] == _shown(model)) & (flags["case_id"] == case)).any()  # the table shows the short label
     assert [trace["name"] for trace in timeline["data"]] == ["pass rate", "flagged regression"]
     assert app.query_params["model"] == model and app.query_params["case"] == case
     assert any("confidence" in t for t in _texts(app))
@@ -478,3 +478,10 @@ def test_over_time_legends_sit_below_and_the_chart_grows_with_them():
     figure = figures.latency_chart(frame)
     assert len(figure.data) == 12 and figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
     assert figure.layout.height > figures.latency_chart(frame[frame["model"] == models[0]]).layout.height
+
+
+def test_latency_page_draws_every_chart_when_no_model_has_a_price(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, False]})  # cost unknown: no price
+    app = _app(LATENCY, db, monkeypatch)
+    assert len(app.get("plotly_chart")) == 5  # the per-model and over-time cost charts look alike, and both are drawn
