@@ -91,6 +91,13 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
     run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     run.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
+    run.add_argument(
+        "--golden-limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="raise or lower a golden-file limit (file_bytes, nodes, alias_nodes, depth, prompt_chars, cases; docs/golden.md); repeatable",
+    )
 
     gate = _command(commands, "gate", "fail when a behaviour report dropped more than --max-drop below a baseline")
     gate.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")

@@ -30,6 +30,7 @@ from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
+from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
@@ -69,6 +70,7 @@ class BehaviourConfig:
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
+    golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
 
     @property
     def golden_id(self) -> str:
@@ -124,7 +126,7 @@ async def _run_behaviour(
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools = await _server_surface(client, target)
-        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools])
+        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
         check_state_tools(golden, tools)
         fingerprint = server_fingerprint(discover, tools)
         if resume_run_id is not None:

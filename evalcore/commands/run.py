@@ -11,6 +11,8 @@ from datetime import date
 from pathlib import Path
 
 from evalcore.errors import ConfigError
+from evalcore.golden.limits import DEFAULT_LIMITS
+from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
 from evalcore.redaction import write_redacted
@@ -47,15 +49,6 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
 
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
-    from evalcore.models.adapter import start_litellm_import
-
-    start_litellm_import()  # first: it overlaps the imports below and the server's start
-    from evalcore.behaviour.report import render_summary
-    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.commands.progress import Progress
-    from evalcore.models.preflight import check_models
-    from evalcore.target import resolve_target
-
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
     if not 0 < args.fault_timeout <= 120:
@@ -64,12 +57,27 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
+    # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
+    # the runner checks the tool names again once the server has listed its tools.
+    golden_path = args.golden or default_golden_set()
+    golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
+    load_golden_set(golden_path, limits=golden_limits)
+
+    from evalcore.models.adapter import start_litellm_import
+
+    start_litellm_import()  # it overlaps the imports below and the server's start
+    from evalcore.behaviour.report import render_summary
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.commands.progress import Progress
+    from evalcore.models.preflight import check_models
+    from evalcore.target import resolve_target
+
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:
         _register_prices(args.prices)
     judge = judge_spec(args)
     config = BehaviourConfig(
-        golden_path=args.golden or default_golden_set(),
+        golden_path=golden_path,
         models=model_specs(args),
         db_path=args.db,
         runs=args.runs,
@@ -80,6 +88,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
+        golden_limits=golden_limits,
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None
