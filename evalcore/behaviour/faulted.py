@@ -43,6 +43,7 @@ async def run_faulted_agent(
     injection: Injection,
     *,
     prompt: str,
+    system: str,
     model: ModelSpec,
     context: Mapping[str, Any],
     max_steps: int,
@@ -73,6 +74,7 @@ async def run_faulted_agent(
         agent_tools = AgentTools.from_mcp(tools)
         transcript = await run_agent(
             prompt=prompt,
+            system=system,
             model=model,
             mcp=client,
             tools=agent_tools,

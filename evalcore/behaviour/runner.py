@@ -90,7 +90,7 @@ _CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_inp
 
 
 def case_hash(case: GoldenCase) -> str:
-    """Content hash of a case (its line number excluded), for caching and drift attribution.
+    """Content hash of a case (its line number excluded, its system prompt included), for caching and drift attribution.
 
     The multi-turn keys count only when a case sets them, so a case written before they existed keeps its hash.
     """
@@ -324,6 +324,7 @@ async def _attempt_record(
                 proxy,
                 injection,
                 prompt=item.case.prompt,
+                system=item.case.system,
                 model=item.model,
                 context=context,
                 max_steps=config.max_steps,
@@ -336,6 +337,7 @@ async def _attempt_record(
         else:
             transcript = await run_agent(
                 prompt=item.case.prompt,
+                system=item.case.system,
                 model=item.model,
                 mcp=client,
                 tools=tools,

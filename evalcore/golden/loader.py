@@ -26,7 +26,7 @@ from evalcore.errors import GoldenSetError
 from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 from evalcore.golden.conversation_reader import CONVERSATION_KEYS, named_tools, read_conversation
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits, raise_hint
-from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenSet
+from evalcore.golden.model import ARG_MATCH_MODES, DEFAULT_SYSTEM_PROMPT, CaseKind, GoldenCase, GoldenSet
 from evalcore.golden.yaml_reader import LineMapping as _Mapping
 from evalcore.golden.yaml_reader import LineSequence as _Sequence
 from evalcore.golden.yaml_reader import YamlRefusal, read_yaml
@@ -35,11 +35,13 @@ from evalcore.golden.yaml_reader import YamlRefusal, read_yaml
 TOP_LEVEL_FIELDS: Final = {
     "server": "the server this set is written for",
     "rubric": "judging rubric file, relative to this file",
+    "system": "system prompt for every case (default: a neutral one)",
     "cases": "the list of cases",
 }
 CASE_FIELDS: Final = {
     "id": "unique case id",
     "prompt": "the user's request",
+    "system": "this case's system prompt, instead of the set's",
     "expect_tool": "tool the first call must name; null: no tool may be called",
     "expect_args": "expected arguments of that call",
     "arg_match": "per argument: exact | semantic | ignore",
@@ -106,7 +108,7 @@ def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, li
     cases: list[GoldenCase] = []
     first_line: dict[str, int] = {}
     for number, (line, entry) in enumerate(entries, start=1):
-        case = _read_case(entry, number, line, report, tool_names, _CaseDefaults(limits))
+        case = _read_case(entry, number, line, report, tool_names, _CaseDefaults(top.system, limits))
         case_id = entry.get("id") if isinstance(entry, _Mapping) else None
         if isinstance(case_id, str) and case_id in first_line:
             report.add(line, f'case "{case_id}": duplicate id (first used at line {first_line[case_id]}); ids must be unique')
@@ -123,6 +125,7 @@ def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, li
         server=top.server,
         rubric_path=top.rubric_path,
         rubric_text=None if top.rubric_bytes is None else top.rubric_bytes.decode("utf-8", errors="replace"),
+        system=top.system,
     )
 
 
@@ -151,20 +154,22 @@ class _TopLevel:
     server: str | None
     rubric_path: Path | None
     rubric_bytes: bytes | None
+    system: str
     entries: list[tuple[int, Any]]
 
 
 @dataclass(frozen=True)
 class _CaseDefaults:
-    """What every case of the file inherits: the limits its texts keep."""
+    """What every case of the file inherits, and the limits its texts keep."""
 
+    system: str
     limits: GoldenLimits
 
 
 def _top_level(document: Any, report: _Report, limits: GoldenLimits) -> _TopLevel:
-    """The server name, the rubric file and its bytes, and the raw cases with their lines."""
+    """The server name, the rubric file and its bytes, the set's system prompt, and the raw cases with their lines."""
     if isinstance(document, _Sequence):
-        return _TopLevel(None, None, None, document.lined())
+        return _TopLevel(None, None, None, DEFAULT_SYSTEM_PROMPT, document.lined())
     if not isinstance(document, _Mapping):
         raise report.stop(f"top level must be a mapping with a 'cases:' list, or a list of cases; got {_describe(document)}", 1)
     for key in document:
@@ -173,6 +178,9 @@ def _top_level(document: Any, report: _Report, limits: GoldenLimits) -> _TopLeve
     server = document.get("server")
     if server is not None and not isinstance(server, str):
         report.add(document.line_of("server"), f"'server' must be a name, got {_describe(server)}")
+    system = document.get("system", DEFAULT_SYSTEM_PROMPT)
+    if problem := _text_problem("system", system, limits):
+        report.add(document.line_of("system"), problem)
     rubric, rubric_path, rubric_bytes = document.get("rubric"), None, None
     if rubric is not None and not isinstance(rubric, str):
         report.add(document.line_of("rubric"), f"'rubric' must be a file name, relative to the golden file; got {_describe(rubric)}")
@@ -194,11 +202,11 @@ def _top_level(document: Any, report: _Report, limits: GoldenLimits) -> _TopLeve
     elif not isinstance(cases, _Sequence) or not cases:
         report.add(document.line_of("cases"), f"'cases' must be a non-empty list of cases, got {_describe(cases)}")
     entries = cases.lined() if isinstance(cases, _Sequence) else []
-    return _TopLevel(server if isinstance(server, str) else None, rubric_path, rubric_bytes, entries)
+    return _TopLevel(server if isinstance(server, str) else None, rubric_path, rubric_bytes, system if isinstance(system, str) else "", entries)
 
 
 def _text_problem(key: str, value: Any, limits: GoldenLimits) -> str | None:
-    """Why `value` cannot be the text `key` (a prompt, a rubric...), or None."""
+    """Why `value` cannot be the text `key` (a prompt, a rubric, a system prompt...), or None."""
     if not _is_name(value):
         return f"'{key}' must be non-empty text, got {_describe(value)}"
     if len(value) > limits.prompt_chars:
@@ -242,6 +250,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         attack=attack,
         line=line,
         **conversation,
+        system=entry.get("system", defaults.system),
     )
 
 
@@ -265,6 +274,8 @@ class _CaseReader:
                 self.problem(f"missing '{key}'")
             elif problem := _text_problem(key, self.entry[key], limits):
                 self.problem(problem, key)
+        if "system" in self.entry and (problem := _text_problem("system", self.entry["system"], limits)):
+            self.problem(problem, "system")
 
     def tools(self) -> tuple[str | None, list[str]]:
         """expect_tool and expect_sequence; an absent expect_tool defaults to the sequence's first tool."""
