@@ -43,6 +43,7 @@ bench: $(VENV)/.runtime
 	$(PY) bench/concurrency.py
 	$(PY) bench/matrix_speed.py
 	$(PY) bench/drift_sim.py
+	$(PY) bench/peer_workload.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/promptfoo/node_modules

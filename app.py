@@ -33,14 +33,7 @@ elif cells.empty:
 else:
     latest = cells.sort_values("run_date").iloc[-1]
     verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
-    if verdict.empty:
-        st.text("Layer 0 (conformance) of this server: not checked yet — python -m evalcore conformance --url ...")
-    else:
-        row = verdict.iloc[0]
-        st.text(
-            f"Layer 0 (conformance) of this server: {'CONFORMANT' if bool(row['passed']) else 'NOT conformant'} "
-            f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, run {row['run_id']})"
-        )
+    widgets.layer0_verdict(verdict)
     statuses = data.runs(db).set_index("run_id")["status"]
     for run_id in sorted(set(cells["run_id"])):
         if statuses.get(run_id) == "running":
@@ -50,7 +43,10 @@ else:
     if bool(cells["simulated"].any()):
         st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 
-    event = st.plotly_chart(figures.matrix_heatmap(cells, verdict), on_select="rerun", selection_mode="points", key="matrix", width="stretch")
+    event = st.plotly_chart(figures.matrix_heatmap(cells), on_select="rerun", selection_mode="points", key="matrix", width="stretch")
+    st.caption(
+        'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts. Grey "not run": no attempts of that case by that model.'
+    )
     clicked = widgets.clicked_cell(event)
     if clicked is not None and clicked != st.session_state.get("_applied_click"):  # a new click, not the selection kept across reruns
         st.session_state["_applied_click"] = clicked
@@ -63,6 +59,7 @@ else:
     if row is not None and ("row", summary["model"].iloc[row]) != st.session_state.get("_applied_click"):
         st.session_state["_applied_click"] = ("row", summary["model"].iloc[row])
         st.session_state["drill_model"] = str(summary["model"].iloc[row])
+    st.subheader("Cells")
     widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
 
     st.subheader("Drill-down")

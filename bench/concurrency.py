@@ -4,24 +4,22 @@ Side by side in one run, against the same local OpenAI-compatible sim
 endpoint (`python -m evalcore.models.sim.server`, a fixed 50 ms per answer):
 
 1. raw httpx: N chat-completion POSTs at concurrency C (the floor any client can reach);
-2. the harness's model layer through litellm, all calls on one event loop (`--model-workers 0`);
-3. the same through the model worker pool `evalcore run` uses at that concurrency
-   (`evalcore.models.workers`: one process per call in flight) -- the figure the target is about;
-4. the same for a model with no known price, where litellm searches its cost map on every call;
+2. the harness's model layer (`evalcore.models.adapter.complete`: litellm's synchronous
+   `completion` on a thread per call) -- the figure the target is about;
+3. the same for a model with no known price, where litellm searches its cost map on every call;
+4. `litellm.acompletion` awaited on the loop, the path the harness does not take, for comparison;
 5. the whole runner (agent loop, MCP server, scoring, DuckDB batches, report), N attempts of one
-   model call each, on one loop and with the worker pool.
+   model call each.
 
 Each line is the median of `--repeat` runs (with the range) against the
-ideal time N x latency / C, with the CPU time per call of the client (this
-process plus its model workers) and of the sim server, and the load
-average: on a shared machine wall times swing, CPU times much less. Each
-pooled run starts a fresh pool, as `evalcore run` does; the model-layer
-lines are timed from when its workers are up, and the pool's start is
-printed on its own (and the zygote's, once per process). The whole-run
-lines time everything from `run_behaviour` to its report. The endpoint
-model is priced (as `--prices` would price it), like any model litellm's
-cost map knows. Per-call overhead is measured
-at concurrency 1 (harness mean minus raw httpx mean, first calls left out).
+ideal time N x latency / C, with the CPU time per call of the client and of
+the sim server, and the load average: on a shared machine wall times swing,
+CPU times much less. The whole-run line times everything from
+`run_behaviour` to its report. The endpoint model is priced (as `--prices`
+would price it), like any model litellm's cost map knows. Per-call overhead
+is measured at concurrency 1 (harness mean minus raw httpx mean, first
+calls left out). bench/peer_workload.py measures a whole `evalcore run`
+beside promptfoo.
 `--cpu-budget` adds runs of raw httpx that also hold the event loop for 0.25
 to 2 ms of CPU per call: how much per-call client CPU one loop tolerates.
 Run: `make bench` or `.venv/bin/python bench/concurrency.py [--calls 600 --concurrency 16 --latency-ms 50] [--cpu-budget]`.
@@ -47,10 +45,10 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import httpx  # noqa: E402
 
+from evalcore.models.adapter import complete  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import ToolNameMap  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
-from evalcore.models.workers import IN_PROCESS, ModelCaller, ModelWorkerPool, auto_worker_count  # noqa: E402
 from evalcore.reference import running_reference_server  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
@@ -62,11 +60,10 @@ WARM_UP_CALLS = 5
 
 @dataclass(frozen=True)
 class Timed:
-    """One timed workload: its wall seconds, its call latencies (ms), and the CPU seconds its model workers used."""
+    """One timed workload: its wall seconds and its call latencies (ms)."""
 
     wall_s: float
     latencies_ms: list[float] = field(default_factory=list)
-    worker_cpu_s: float = 0.0
 
 
 def busy_cpu(ms: float) -> None:
@@ -105,35 +102,30 @@ async def raw_httpx(api_base: str, calls: int, concurrency: int, extra_cpu_ms: f
     return Timed(time.perf_counter() - started, latencies)
 
 
-async def harness(api_base: str, calls: int, concurrency: int, workers: int = 0, priced: bool = True) -> Timed:
-    """`calls` model calls through `evalcore.models` (litellm), on this loop (`workers` = 0) or through a fresh worker pool,
-    timed from when the pool is up (its start is measured on its own, `pool_start_s`)."""
+async def harness(api_base: str, calls: int, concurrency: int, priced: bool = True, awaited: bool = False) -> Timed:
+    """`calls` model calls through `evalcore.models.adapter.complete` (or, `awaited`, through `litellm.acompletion`)."""
+    from evalcore.models.adapter import build_request
+    from evalcore.models.litellm_loader import litellm
+
     spec = ModelSpec(name="hosted_vllm/sim-lexical", api_base=api_base, timeout_s=30, **(PRICE if priced else {}))
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
-    pool = ModelWorkerPool(workers) if workers else None
-    models: ModelCaller = pool or IN_PROCESS
-    try:
-        if pool is not None:
-            await pool.start()
 
-        async def one() -> None:
-            async with gate:
-                started = time.perf_counter()
-                await models.complete(spec, PROMPT, [], ToolNameMap())
-                latencies.append((time.perf_counter() - started) * 1000)
+    async def one() -> None:
+        async with gate:
+            started = time.perf_counter()
+            if awaited:
+                await litellm.acompletion(**build_request(spec, PROMPT, [], None))
+            else:
+                await complete(spec, PROMPT, [], ToolNameMap())
+            latencies.append((time.perf_counter() - started) * 1000)
 
-        started = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(calls)))
-        wall = time.perf_counter() - started
-        worker_cpu = sum(process_cpu_s(pid) or 0.0 for pid in pool.pids) if pool is not None else 0.0
-    finally:
-        if pool is not None:
-            await pool.close()
-    return Timed(wall, latencies, worker_cpu)
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(calls)))
+    return Timed(time.perf_counter() - started, latencies)
 
 
-def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float, workers: int) -> Timed:
+def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float) -> Timed:
     """`evalcore run` end to end (discovery, run record, attempts, batches, report) over `calls` one-call attempts of a sim/script model."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.target import Target
@@ -149,16 +141,15 @@ def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float, 
             db_path=root / "evals.duckdb",
             runs=runs,
             concurrency=concurrency,
-            model_workers=workers,
         )
         started = time.perf_counter()
         asyncio.run(run_behaviour(config, Target(url=mcp_url)))
-        return Timed(time.perf_counter() - started)  # worker CPU is not read here: the pool lives inside the run
+        return Timed(time.perf_counter() - started)
 
 
 @dataclass(frozen=True)
 class Measured:
-    """Repeated timed runs: wall seconds of each, and CPU ms per call of the client (with its workers) and of the sim server."""
+    """Repeated timed runs: wall seconds of each, and CPU ms per call of the client and of the sim server."""
 
     walls: tuple[float, ...]
     client_cpu_ms: float
@@ -186,25 +177,10 @@ def measure(work: Callable[[], Any], calls: int, repeat: int, server_pid: int | 
         result = work()
         timed: Timed = asyncio.run(result) if isinstance(result, Coroutine) else result
         walls.append(timed.wall_s)
-        cpu += time.process_time() - cpu_before + timed.worker_cpu_s
+        cpu += time.process_time() - cpu_before
     server_after = process_cpu_s(server_pid) if server_pid else None
     server_ms = None if server_before is None or server_after is None else (server_after - server_before) * 1000 / calls / repeat
     return Measured(tuple(walls), cpu * 1000 / calls / repeat, server_ms)
-
-
-def pool_start_s(workers: int) -> float:
-    """Seconds to start a pool of `workers` and have them all up (and to stop it again)."""
-
-    async def start_stop() -> None:
-        pool = ModelWorkerPool(workers)
-        try:
-            await pool.start()
-        finally:
-            await pool.close()
-
-    started = time.perf_counter()
-    asyncio.run(start_stop())
-    return time.perf_counter() - started
 
 
 def serial_mean_ms(work: Coroutine[Any, Any, Timed]) -> float:
@@ -217,7 +193,6 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per line; the median is reported (default 3)")
-    parser.add_argument("--workers", type=int, default=None, help="model worker processes (default: what `evalcore run` picks for the concurrency)")
     parser.add_argument(
         "--cpu-budget",
         action="store_true",
@@ -226,10 +201,7 @@ def main() -> None:
     args = parser.parse_args()
     calls, concurrency, repeat = args.calls, args.concurrency, args.repeat
     ideal = calls * args.latency_ms / 1000 / concurrency
-    workers = auto_worker_count(concurrency) if args.workers is None else args.workers
     load_before = os.getloadavg()[0]
-    zygote_start = pool_start_s(max(workers, 1))  # the zygote imports litellm once per process; pools fork from it
-    pool_start = pool_start_s(max(workers, 1))
     lines: list[tuple[str, Measured]] = []
     server = SimServerProcess(latency_ms=args.latency_ms)
     try:
@@ -238,31 +210,28 @@ def main() -> None:
         asyncio.run(raw_httpx(api_base, 20, 4))
         pid = server.pid
         lines.append(("raw httpx", measure(lambda: raw_httpx(api_base, calls, concurrency), calls, repeat, pid)))
-        lines.append(("litellm, one loop", measure(lambda: harness(api_base, calls, concurrency), calls, repeat, pid)))
-        pooled = measure(lambda: harness(api_base, calls, concurrency, workers), calls, repeat, pid)
-        lines.append((f"litellm, {workers} model workers", pooled))
-        lines.append(("  same, model without a price", measure(lambda: harness(api_base, calls, concurrency, workers, priced=False), calls, repeat, pid)))
+        harnessed = measure(lambda: harness(api_base, calls, concurrency), calls, repeat, pid)
+        lines.append(("harness (litellm on threads)", harnessed))
+        lines.append(("  same, model without a price", measure(lambda: harness(api_base, calls, concurrency, priced=False), calls, repeat, pid)))
+        lines.append(("  litellm.acompletion awaited", measure(lambda: harness(api_base, calls, concurrency, awaited=True), calls, repeat, pid)))
         for extra in BUDGET_STEPS_MS if args.cpu_budget else ():
             lines.append((f"raw httpx + {extra:.2f} ms CPU", measure(lambda extra=extra: raw_httpx(api_base, calls, concurrency, extra), calls, repeat, pid)))
         raw_serial = serial_mean_ms(raw_httpx(api_base, 50, 1))
-        loop_serial = serial_mean_ms(harness(api_base, 50, 1))
-        worker_serial = serial_mean_ms(harness(api_base, 50, 1, workers=1))
+        harness_serial = serial_mean_ms(harness(api_base, 50, 1))
     finally:
         server.stop()
     with running_reference_server() as mcp_url:
-        for label, count in (("whole run, one loop", 0), (f"whole run, {workers} model workers", workers)):
-            lines.append((label, measure(lambda count=count: whole_runner(mcp_url, calls, concurrency, args.latency_ms, count), calls, repeat)))
+        lines.append(("whole run", measure(lambda: whole_runner(mcp_url, calls, concurrency, args.latency_ms), calls, repeat)))
 
     print(f"workload: {calls} calls, concurrency {concurrency}, sim latency {args.latency_ms:g} ms; ideal {ideal:.3f} s; median of {repeat} runs per line")
     print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
-    print(f"model workers: {workers}; zygote start {zygote_start:.2f} s once per process (imports litellm), then a pool starts in {pool_start:.3f} s")
     for label, measured in lines:
         print(measured.line(label, ideal))
-    print("  (whole-run CPU is this process only: agent loop, MCP client, scoring, DuckDB, report; the model is sim/script)")
-    for label, serial in (("one loop", loop_serial), ("model worker", worker_serial)):
-        print(f"per-call overhead at concurrency 1, {label}: {serial - raw_serial:.2f} ms (harness mean {serial:.2f} ms, raw httpx mean {raw_serial:.2f} ms)")
-    verdict = "met" if pooled.ratio(ideal) <= TARGET_RATIO else "MISSED"
-    print(f"target: at most {TARGET_RATIO} x ideal through the harness's model layer: {verdict} ({pooled.ratio(ideal):.3f} x with {workers} model workers)")
+    print("  (whole-run CPU is this process: agent loop, MCP client, scoring, DuckDB, report; the model is sim/script)")
+    overhead = harness_serial - raw_serial
+    print(f"per-call overhead at concurrency 1: {overhead:.2f} ms (harness mean {harness_serial:.2f} ms, raw httpx mean {raw_serial:.2f} ms)")
+    verdict = "met" if harnessed.ratio(ideal) <= TARGET_RATIO else "MISSED"
+    print(f"target: at most {TARGET_RATIO} x ideal through the harness's model layer: {verdict} ({harnessed.ratio(ideal):.3f} x)")
 
 
 if __name__ == "__main__":

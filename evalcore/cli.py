@@ -79,23 +79,25 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
     run.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
     run.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
-    run.add_argument(
-        "--model-workers",
-        type=int,
-        metavar="N",
-        help="processes that make the model calls (default: one per attempt in flight when more than 4 are, at most 32; 0 = all in this process)",
-    )
     run.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     run.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
     run.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
     run.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
     run.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
     run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     run.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
+    run.add_argument(
+        "--golden-limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="raise or lower a golden-file limit (file_bytes, nodes, alias_nodes, depth, prompt_chars, cases; docs/golden.md); repeatable",
+    )
 
     gate = _command(commands, "gate", "fail when a behaviour report dropped more than --max-drop below a baseline")
     gate.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")
@@ -103,8 +105,9 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     gate.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"store that holds the last green run (default {DEFAULT_DB})")
 
-    runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed)")
+    runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed) and processes a crashed run left behind")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
+    runs.add_argument("--stop-leftovers", action="store_true", help="stop the processes an evalcore process that is gone left running")
 
     drift = _command(commands, "drift", "find persistent drops and recoveries of each case's pass rate in the stored history, with their cause")
     drift.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
@@ -130,6 +133,11 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
+    from evalcore.processes import adopt_children
+    from evalcore.redaction import redact_output_streams
+
+    redact_output_streams()  # what a command prints (also a background job's log) never carries a secret
+    adopt_children()  # what this command starts ends with it (evalcore.processes)
     try:
         try:
             code = _dispatch(build_parser(prog).parse_args(argv))
@@ -143,7 +151,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except EvalcoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [type(exc).__name__]:  # one line per problem (e.g. per model)
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -151,8 +160,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
 
 
 def _stop_like_ctrl_c(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM (a CI timeout, `kill`) stops as Ctrl-C does: the run is marked cancelled, and the servers and model
-    workers it started stop with it, where the default would end the process on the spot and leave them running."""
+    """SIGTERM (a CI timeout, `kill`) stops as Ctrl-C does: the run is marked cancelled, and the servers it started
+    stop with it, where the default would end the process on the spot and leave them running."""
     raise KeyboardInterrupt
 
 

@@ -190,8 +190,8 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
         raise ConfigError(f"--days must be at least {MIN_DAYS} (the demo needs history before each change), got {config.days}")
     if config.runs < 1 or config.concurrency < 1:
         raise ConfigError("--runs and --concurrency must be at least 1")
+    golden = load_golden_set(config.golden_path)  # a malformed golden file is refused before the store is touched
     prepare_store(config.db_path, force=force)
-    golden = load_golden_set(config.golden_path)
     steady, drifting = write_scripts(golden, config)
     models = tuple(ModelSpec(name=f"sim/script:{path}", max_concurrency=config.concurrency) for path in (steady, drifting))
     nights = [config.first_day + timedelta(days=offset) for offset in range(config.days)]

@@ -9,8 +9,7 @@ doing its job, and each message says what to do about it.
     ├── TargetError        the server under test cannot be reached or started
     ├── GoldenSetError     a golden-set file is malformed or inconsistent
     ├── StoreError         the DuckDB store cannot be opened, migrated or written
-    ├── ModelError         a model provider failed beyond its retries
-    └── ModelWorkerError   a model worker process stopped with calls in flight
+    └── ModelError         a model provider failed beyond its retries
 """
 
 from __future__ import annotations
@@ -38,7 +37,3 @@ class StoreError(EvalcoreError):
 
 class ModelError(EvalcoreError):
     """A model call failed beyond its bounded retries."""
-
-
-class ModelWorkerError(EvalcoreError):
-    """A model worker process stopped or answered out of protocol; the calls it held cannot finish."""

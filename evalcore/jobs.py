@@ -10,11 +10,14 @@ never runs an arbitrary command.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +25,7 @@ from typing import Any
 
 from evalcore.errors import ConfigError
 from evalcore.paths import SOURCE_ROOT, bundled
-from evalcore.processes import process_exists
+from evalcore.processes import LIFELINE_FD_VARIABLE, OWNER_VARIABLE, process_exists
 from evalcore.store.behaviour import load_run, new_run_id
 from evalcore.target import CONFIGURED_SERVERS
 
@@ -82,12 +85,33 @@ def launch(*, db: Path, golden: Path, server: str, models: list[str], runs: int)
         raise ConfigError(f"models not offered here: {unknown or 'none chosen'}")
     if not 1 <= runs <= 20:
         raise ConfigError("runs per case must be between 1 and 20")
-    run_id = new_run_id()
     db = db.resolve()  # the job runs in the package folder, whatever the page's working directory
-    command = [
-        "run", "--run-id", run_id, "--golden", str(golden), "--server", server, "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
-    ]  # fmt: skip
-    return _spawn(Job(run_id, 0, "", str(golden), server, tuple(models), runs, str(db), ""), command)
+    with _launch_lock(db):  # two clicks, or two browser tabs, at the same moment: one run
+        same = [
+            job for job in list_jobs(db)
+            if job.kind == "run" and _alive(job.pid) and (Path(job.golden).resolve(), job.server, sorted(job.models), job.runs)
+            == (golden.resolve(), server, sorted(models), runs)
+        ]  # fmt: skip
+        if same:
+            raise ConfigError(f"an identical run is already running ({same[0].run_id}); wait for it or cancel it first")
+        run_id = new_run_id()
+        command = [
+            "run", "--run-id", run_id, "--golden", str(golden), "--server", server, "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
+        ]  # fmt: skip
+        return _spawn(Job(run_id, 0, "", str(golden), server, tuple(models), runs, str(db), ""), command)
+
+
+@contextlib.contextmanager
+def _launch_lock(db: Path) -> Iterator[None]:
+    """An exclusive lock on the store's jobs folder while a launch checks for a twin and starts."""
+    folder = jobs_dir(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".launch.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def launch_demo(db: Path, *, nights: int = DEMO_NIGHTS) -> Job:
@@ -110,6 +134,7 @@ def _spawn(job: Job, arguments: list[str]) -> Job:
     folder = jobs_dir(Path(job.db))
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / f"{job.run_id}.log"
+    started_at = datetime.now(UTC).isoformat()  # before the process exists, so every run it stores starts after it
     with log.open("w", encoding="utf-8") as handle:
         process = subprocess.Popen(
             [sys.executable, "-m", "evalcore", *arguments],
@@ -118,8 +143,10 @@ def _spawn(job: Job, arguments: list[str]) -> Job:
             stderr=subprocess.STDOUT,
             cwd=SOURCE_ROOT,  # the folder holding this evalcore package, so `-m evalcore` is this one
             start_new_session=True,  # survives the page's process and reloads
+            # Not a child tied to the page (no lifeline): a job outlives it on purpose. What the job starts dies with the job.
+            env={name: value for name, value in os.environ.items() if name not in (LIFELINE_FD_VARIABLE, OWNER_VARIABLE)},
         )
-    job = replace(job, pid=process.pid, started_at=datetime.now(UTC).isoformat(), log=str(log))
+    job = replace(job, pid=process.pid, started_at=started_at, log=str(log))
     (folder / f"{job.run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
     return job
 
@@ -160,16 +187,38 @@ def job_status(job: Job) -> dict[str, Any]:
     if status == "crashed" and not alive and _last_line(Path(job.log)):
         status = "failed"
     reason = run.get("error") or (_last_line(Path(job.log)) if status == "failed" else None)
-    return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed")}
+    report = json.loads(run["report_json"]) if status == "complete" and run.get("report_json") else None
+    if report and report.get("incomplete"):
+        reason = f"incomplete: {report['incomplete']['reason']}"
+    return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed"), "scores": _scores(report)}
+
+
+def _scores(report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each model's pass rate and passed attempts, as the finished run's report states them (empty before it finishes)."""
+    if not report:
+        return []
+    scores = []
+    for model in report.get("models", []):
+        cases = model.get("cases", [])
+        scores.append(
+            {
+                "model": model["model"],
+                "simulated": bool(model.get("simulated")),
+                "pass_rate": (model.get("metrics") or {}).get("pass_rate"),
+                "passes": sum(int(case.get("passes", 0)) for case in cases),
+                "attempts": sum(int(case.get("runs", 0)) for case in cases),
+            }
+        )
+    return scores
 
 
 def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
     from evalcore.demo import LAYER2_SETS
     from evalcore.store.history import count_behaviour_runs
 
-    total = job.nights + len(LAYER2_SETS)
+    total = job.nights + len(LAYER2_SETS) + 1  # the nights, the Layer 2 sets, then the multi-turn set
     try:
-        done = count_behaviour_runs(Path(job.db))
+        done = count_behaviour_runs(Path(job.db), pid=job.pid, since=datetime.fromisoformat(job.started_at))  # its own runs only
     except Exception:  # the demo is writing: count again on the next poll
         done = 0
     if alive:

@@ -2,7 +2,8 @@
 
 The server prints `listening on http://...` to stderr once its socket is
 bound; the URL is read from that line, never guessed or waited for with
-sleeps. Used for the reference MCP server and the sim model endpoint.
+sleeps. Used for the reference MCP server and the sim model endpoint. The
+child dies with this process (`evalcore.processes`) and gets no API key.
 """
 
 from __future__ import annotations
@@ -16,16 +17,22 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalcore import processes
 from evalcore.errors import EvalcoreError
+from evalcore.redaction import without_secrets
 
 _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
-def child_environment() -> dict[str, str]:
-    """This process's environment, with PYTHONPATH set so a `python -m evalcore...` child finds evalcore, installed or not."""
+def child_environment(*, with_keys: bool = True) -> dict[str, str]:
+    """This process's environment, with PYTHONPATH set so a `python -m evalcore...` child finds evalcore, installed or not.
+
+    Without `with_keys`, credential variables are left out: a child that makes no model call never holds a key.
+    """
     pythonpath = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": pythonpath}
+    environment = {**os.environ, "PYTHONPATH": pythonpath}
+    return environment if with_keys else without_secrets(environment)
 
 
 class LocalServerProcess:
@@ -38,7 +45,7 @@ class LocalServerProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_environment(),
+            **processes.child_options(child_environment(with_keys=False)),  # dies with this process, holds no key
         )
         self._label = label
         self._error = error
@@ -71,10 +78,5 @@ class LocalServerProcess:
         return self._url
 
     def stop(self) -> None:
-        self._process.terminate()
-        try:
-            self._process.wait(5)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        processes.stop(self._process)
         self._reader.join(2)

@@ -145,6 +145,10 @@ class StateReading:
     reason: str
 
 
+# The error_type of a tool call evalcore refused to send because its arguments carry a secret it knows.
+LEAK_ATTEMPT: Final = "leak_attempt"
+
+
 @dataclass(frozen=True)
 class ToolExecution:
     """A model's tool call as executed on the MCP server."""

@@ -24,8 +24,8 @@ if bool(per_model["simulated"].any()):
     st.warning("Models labelled (simulated) are offline `sim/` models: their latency and cost are not a real provider's.")
 
 left, right = st.columns(2)
-left.plotly_chart(figures.latency_chart(per_model), width="stretch")
-right.plotly_chart(figures.cost_chart(per_model), width="stretch")
+left.plotly_chart(figures.latency_chart(per_model), width="stretch", key="latency_per_model")
+right.plotly_chart(figures.cost_chart(per_model), width="stretch", key="cost_per_model")
 st.subheader("Per model")
 st.caption("Latency is the model's time per attempt, summed over its turns. Cost is empty where a price is unknown: it is never guessed.")
 widgets.table(per_model, "latency_per_model")
@@ -36,12 +36,13 @@ widgets.table(data.model_call_latency(db, filters), "latency_per_model_call")
 
 st.subheader("Per tool (server time per call)")
 per_tool = data.tool_latency(db, filters)
-st.plotly_chart(figures.tool_latency_chart(per_tool), width="stretch")
+st.plotly_chart(figures.tool_latency_chart(per_tool), width="stretch", key="latency_per_tool")
 widgets.table(per_tool, "latency_per_tool")
 
 st.subheader("Over time")
 over_time = data.latency_over_time(db, filters)
 left, right = st.columns(2)
-left.plotly_chart(figures.latency_chart(over_time), width="stretch")
-right.plotly_chart(figures.cost_chart(over_time), width="stretch")
+# keys: two charts can be drawn alike (every model without a price), and Streamlit refuses a second identical element without one
+left.plotly_chart(figures.latency_chart(over_time), width="stretch", key="latency_over_time")
+right.plotly_chart(figures.cost_chart(over_time), width="stretch", key="cost_over_time")
 widgets.table(over_time, "latency_over_time")

@@ -17,7 +17,7 @@ st.set_page_config(page_title="evalcore — run", layout="wide")
 st.title("Run an evaluation")
 st.caption("Starts the same runner as `python -m evalcore run`, in the background: it keeps going if you reload or leave this page.")
 
-with st.form("launch"):
+with st.form("launch", enter_to_submit=False):  # only the button starts a run
     golden = st.selectbox("Golden set", jobs.golden_sets(), format_func=lambda path: path.name)
     server = st.selectbox("Server", list(CONFIGURED_SERVERS), format_func=lambda name: f"{name} — {CONFIGURED_SERVERS[name]}")
     offered = jobs.offered_models()
@@ -49,6 +49,12 @@ def launched_runs() -> None:
                 st.progress(min(1.0, status["done"] / total), text=f"{status['done']}/{total} {unit}")
             if status["reason"]:
                 st.text(f"why: {status['reason']}")
+            for score in status.get("scores") or []:
+                rate = "—" if score["pass_rate"] is None else f"{score['pass_rate']:.0%}"
+                label = score["model"] + (" (simulated)" if score["simulated"] else "")
+                st.text(f"{label}: pass rate {rate} ({score['passes']}/{score['attempts']} attempts passed)")
+            if status["status"] == "complete" and job.kind == "run":
+                st.markdown(f"[Open this run in the matrix](./?run={job.run_id})")  # the run id is evalcore's own, never page input
             if status["status"] in ("running", "starting") and st.button("Cancel", key=f"cancel-{job.run_id}"):
                 jobs.cancel(job)
 

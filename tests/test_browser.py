@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 # The first test here also builds the session's demo store and starts Streamlit and Chromium.
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(900)  # a hang guard, not a speed bound: the first test also builds the demo store
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
@@ -101,9 +101,9 @@ def page(browser, request) -> Iterator[Page]:
     context.close()
 
 
-def _matrix(page: Page) -> dict:
+def _matrix(page: Page, timeout_ms: int = 60_000) -> dict:
     """Wait until the matrix heatmap is drawn; its traces and axis categories as plotly holds them in the page."""
-    page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
+    page.wait_for_selector(".js-plotly-plot .hm image", timeout=timeout_ms)
     return page.evaluate(
         """() => { const gd = document.querySelector('.js-plotly-plot');
         return {traces: gd.data.map(t => t.type), x: gd._fullLayout.xaxis.ticktext, y: gd._fullLayout.yaxis._categories}; }"""
@@ -130,13 +130,13 @@ def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     return red, green, blue
 
 
-def test_the_matrix_heatmap_is_drawn_with_layer0_and_simulated_columns(dashboard, page):
+def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(dashboard, page):
     page.goto(dashboard)
     drawn = _matrix(page)
-    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]
-    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set)
-    assert drawn["x"] == ["Layer 0"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]
-    assert len(drawn["y"]) == 28 + 8 + 14
+    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]  # not run (grey), pass rate, the clickable cells
+    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set); Layer 0 is stated once, above
+    assert drawn["x"] == ["sim/lexical (simulated)"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]  # sim/lexical: multi-turn
+    assert len(drawn["y"]) == 28 + 8 + 14 + 8
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
     assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR
     assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == PASS_COLOUR
@@ -153,6 +153,10 @@ def test_a_click_on_a_cell_opens_its_drill_down(dashboard, page):
     assert "drifting.yaml" in page.url
     expect(page.get_by_text(re.compile(r"drifting\.yaml · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
+    # the attempt reads as a conversation: the user's request, the reason it failed, expected beside actual calls
+    expect(page.get_by_text("Why it failed").first).to_be_visible()
+    expect(page.get_by_text("Expected calls (golden file as it is now)").first).to_be_visible()
+    expect(page.get_by_text("User", exact=True).first).to_be_visible()
 
 
 def test_the_matrix_downloads_as_csv(dashboard, page):
@@ -161,7 +165,7 @@ def test_the_matrix_downloads_as_csv(dashboard, page):
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
-    assert len(rows) == 2 * 28 + 2 * 8 + 2 * 14  # the nightly golden set, the robustness set and the security set, two models each
+    assert len(rows) == 2 * 28 + 2 * 8 + 2 * 14 + 8  # the nightly, robustness and security sets (two models each), the multi-turn set (one)
     assert {"model", "case_id", "passes", "runs", "pass_rate"} <= set(rows[0])
     calendar = [r for r in rows if r["case_id"] == "calendar-day" and "drifting" in r["model"]]
     assert [(r["passes"], r["runs"]) for r in calendar] == [("0", "5")]
@@ -181,15 +185,29 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     page.goto(f"{dashboard}/Run")
     runs = page.get_by_label("Runs per case")
     runs.fill("1")
-    runs.press("Enter")
-    page.get_by_role("button", name="Start run").click()
+    runs.press("Enter")  # Enter in a field does not start a run; only the button does
+    start = page.get_by_role("button", name="Start run")
+    start.click()
     started = page.get_by_text(re.compile(r"Started run [\w-]+"))
     expect(started).to_be_visible(timeout=30_000)
     run_id = started.inner_text().split()[-1]
+    start.click()  # a second click while it runs: refused, not a twin run
+    expect(page.get_by_text(f"an identical run is already running ({run_id}); wait for it or cancel it first")).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
-    page.goto(f"{dashboard}/?run={run_id}")
+    cards = page.get_by_text(re.compile(r"^\d{8}-\d{6}-\w{6} · "))
+    assert cards.count() == 1, cards.all_inner_texts()  # one launch: the Enter key and the second click started nothing
+    # the finished run shows its scores and links to them
+    expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=30_000)
+    link = page.get_by_role("link", name="Open this run in the matrix")
+    expect(link).to_be_visible()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "run_page_finished_run.png"), full_page=True)
+    href = link.get_attribute("href") or ""
+    assert href.endswith(f"?run={run_id}")
+    page.goto(f"{dashboard}/{href.removeprefix('./')}")
+    expect(page).to_have_url(re.compile(rf"\?run={run_id}"))
     drawn = _matrix(page)
-    assert drawn["x"][1:] == ["sim/lexical (simulated)"]
+    assert drawn["x"] == ["sim/lexical (simulated)"]
     assert len(drawn["y"]) == 28
     # a single model's column is painted under its own label (pass or fail colour), not next to it
     assert _colour_at(page, "sim/lexical (simulated)", "account-manager-initech") in (PASS_COLOUR, FAIL_COLOUR)
@@ -202,12 +220,93 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
     page.goto(url)
     page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
     try:
-        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/23 runs stored"))).to_be_visible(timeout=30_000)
-        drawn = _matrix(page)  # no click or reload: the page reloads itself once the first night is stored
-        assert drawn["x"][0] == "Layer 0" and drawn["y"]  # the first night's cases, as far as stored
+        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/24 runs stored"))).to_be_visible(timeout=30_000)
+        # no click or reload: the page reloads itself once the first night is stored (minutes on a busy machine)
+        drawn = _matrix(page, timeout_ms=240_000)
+        assert drawn["x"] and all(label.endswith(" (simulated)") for label in drawn["x"]) and drawn["y"]  # the first night, as far as stored
     finally:
         for job in jobs.list_jobs(db):
             jobs.cancel(job)
             deadline = time.monotonic() + 30
             while jobs.job_status(job)["status"] == "running" and time.monotonic() < deadline:
                 time.sleep(0.2)
+
+
+# --- untrusted text stays inert in charts, and long values stay bounded ----------------------------
+
+PAYLOAD = "peek<b>BOLD</b><a href=x>L</a>"
+QUOTED_REASON = 'the server said "stop" & <i>meant</i> it'
+LONG_TEXT = "x" * 100_000
+
+
+@pytest.fixture(scope="module")
+def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
+    """The dashboard over a store holding one run whose model, tool and reason carry markup, and whose answer is 100 KB."""
+    import json
+    from datetime import date
+
+    from evalcore.records import AttemptRecord, AttemptScore, Score, ToolCall
+    from evalcore.store import behaviour as store
+
+    folder = tmp_path_factory.mktemp("hostile")
+    db = folder / "evals.duckdb"
+    run_id = "hostile-run"
+    store.create_run(
+        db, run_id=run_id, run_date=date(2026, 11, 30), golden_path="golden/tasks.yaml", golden_hash="h", server_target="http://127.0.0.1:1/mcp",
+        server_name="hostile 1.0", server_fingerprint="f", server_tools=[{"name": PAYLOAD, "description": PAYLOAD}], models=[f"openai/{PAYLOAD}"],
+        runs=1, config={},
+    )  # fmt: skip
+    execution = {"tool": PAYLOAD, "arguments": {}, "result": {"content": [{"type": "text", "text": LONG_TEXT}]}, "error": None, "is_error": False}
+    execution |= {"latency_ms": 5.0, "request_ids": [1], "error_type": None, "fault": None}
+    transcript = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "peek at it"}], "turns": [], "executions": [execution]}
+    record = AttemptRecord(
+        model=f"openai/{PAYLOAD}", case_id="peek-case", attempt=1, case_hash="c", case_kind="hard", simulated=False, model_version=PAYLOAD,
+        score=AttemptScore((Score("selection", 0.0, True, (QUOTED_REASON,)),), False, (QUOTED_REASON,)), tool_calls=(ToolCall("call_1", PAYLOAD, {}),),
+        final_text=LONG_TEXT, stop_reason="final", error=None, latency_ms=12.0, input_tokens=10, output_tokens=5, cost_usd=None, retries=0,
+        transcript_json=json.dumps(transcript),
+    )  # fmt: skip
+    store.write_attempts(db, run_id, [record])
+    store.finish_run(db, run_id, status="complete", passed=False, report=None)
+    yield from _serve(db, folder)
+
+
+def _markup_in_charts(page: Page) -> dict:
+    """What plotly drew from label markup in every chart on the page: links, bold or italic texts, and each chart's texts."""
+    return page.evaluate(
+        """() => { const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')];
+        const tspans = svgs.flatMap(s => [...s.querySelectorAll('tspan')]);
+        return {links: svgs.flatMap(s => [...s.querySelectorAll('a')]).length,
+                styled: tspans.filter(t => /bold|italic/.test(t.getAttribute('style') || '')).map(t => t.textContent),
+                texts: svgs.flatMap(s => [...s.querySelectorAll('text')]).map(t => t.textContent)}; }"""
+    )
+
+
+def test_markup_in_tool_and_model_names_shows_as_text_on_the_latency_page(hostile_dashboard, page):
+    page.goto(f"{hostile_dashboard}/Latency_and_cost")
+    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=60_000)
+    expect(page.locator(".js-plotly-plot .xtick text").filter(has_text=re.compile(r"^peek"))).to_have_count(1, timeout=60_000)  # the tool chart
+    drawn = _markup_in_charts(page)
+    assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
+    assert PAYLOAD in drawn["texts"]  # the tool's tick label, character for character
+    assert f"openai/{PAYLOAD}" in drawn["texts"]  # the model's
+
+
+def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behind_show_all(hostile_dashboard, page):
+    from evalcore.dashboard.figures import plotly_text
+
+    page.goto(hostile_dashboard)
+    _matrix(page)
+    point = _cell_point(page, plotly_text(f"openai/{PAYLOAD}"), "peek-case")
+    page.mouse.move(point["x"], point["y"])
+    hover = page.locator(".js-plotly-plot .hoverlayer .hovertext").first
+    expect(hover).to_be_visible(timeout=30_000)
+    text = hover.text_content() or ""
+    assert QUOTED_REASON in text and f"openai/{PAYLOAD}" in text and "&quot;" not in text and "&amp;" not in text
+    drawn = _markup_in_charts(page)
+    assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
+    # the 100 KB answer and tool result: cut, with the whole value behind an expander, and the page stays short
+    expect(page.get_by_text("Final answer")).to_be_visible(timeout=30_000)
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? document.body.scrollHeight")
+    assert height < 8_000, f"the page is {height} px tall"
+    expect(page.get_by_text("show all (100 KB)").first).to_be_visible()
+    assert page.get_by_text("show all (100 KB)").count() == 1  # the answer; the tool result is folded, its whole value a download

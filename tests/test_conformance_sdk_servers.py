@@ -32,12 +32,16 @@ LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)
 PY = sys.executable
 pytestmark = pytest.mark.timeout(900)  # server start-up on a loaded 2-core machine is slow; fixtures wait for readiness
 
-# The real deviations each server shows at its defaults: {check id: verdict}.
-FASTMCP_HTTP = {"headers.version_mismatch": "fail", "http_semantics.origin_validation": "fail", "error_codes.unknown_tool": "warn"}
-PYTHON_SDK_HTTP = {"headers.version_mismatch": "fail", "error_codes.unknown_tool": "warn"}
-TS_SDK_HTTP = {"error_codes.legacy_range": "warn"}
-PY_STDIO = {"error_codes.unknown_tool": "warn"}
-TS_SDK_STDIO = {"error_codes.unsupported_version": "fail"}
+# The real deviations each server shows at its defaults: {check id: verdict}. None of the three SDKs
+# refuses a cursor it never handed out; the Python SDK answers prompt errors with -32603.
+CURSOR = {"pagination.invalid_cursor": "warn"}
+PROMPT_ERRORS = {"prompts.unknown_prompt": "warn", "prompts.required_arguments": "warn"}
+FASTMCP_HTTP = {"headers.version_mismatch": "fail", "http_semantics.origin_validation": "fail", "error_codes.unknown_tool": "warn", **CURSOR}
+PYTHON_SDK_HTTP = {"headers.version_mismatch": "fail", "error_codes.unknown_tool": "warn", **CURSOR, **PROMPT_ERRORS}
+TS_SDK_HTTP = {"error_codes.legacy_range": "warn", **CURSOR}
+FASTMCP_STDIO = {"error_codes.unknown_tool": "warn", **CURSOR}
+PYTHON_SDK_STDIO = {"error_codes.unknown_tool": "warn", **CURSOR, **PROMPT_ERRORS}
+TS_SDK_STDIO = {"error_codes.unsupported_version": "fail", **CURSOR}
 
 
 def _server(module: str, label: str) -> LocalServerProcess:
@@ -102,8 +106,8 @@ def test_sdk_servers_over_http_are_dual_era_with_only_their_real_deviations(http
 @pytest.mark.parametrize(
     ("module", "expected"),
     [
-        ("tests.sdk_servers.fastmcp_app", PY_STDIO),
-        ("tests.sdk_servers.mcpserver_app", PY_STDIO),
+        ("tests.sdk_servers.fastmcp_app", FASTMCP_STDIO),
+        ("tests.sdk_servers.mcpserver_app", PYTHON_SDK_STDIO),
         ("tests.sdk_servers.ts_sdk_app", TS_SDK_STDIO),
     ],
     ids=["fastmcp", "python_sdk", "ts_sdk"],

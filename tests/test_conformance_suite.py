@@ -53,10 +53,25 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "no_origin_check": {"http_semantics.origin_validation"},
     "lax_meta": {"meta_validation.protocol_version_required", "meta_validation.client_capabilities_required"},
     "malformed_tool": {"meta_validation.wire_shapes"},
+    "prompt_errors_internal": {"prompts.unknown_prompt", "prompts.required_arguments"},
+    "cursor_ignored": {"pagination.invalid_cursor"},
+    "cursor_loops": {"pagination.cursors_end"},
+    "bad_tool_name": {"tools.name_rules"},
+    "completion_without_values": {"completion.result_shape"},
+    "completion_answered_undeclared": {"completion.without_capability"},
+    "serves_null_id": {"jsonrpc.null_id_refused"},
+    "mrtr_retry_refused": {"mrtr.round_trip"},
+    "mrtr_completes_without_input": {"mrtr.retry_without_responses"},
 }
 # What the official SDK 2.3.0 gets wrong out of the box (see docs/conformance.md): it is dual-era, so
 # GET/DELETE and a request without MCP-Protocol-Version may take the legacy path.
-BARE_SDK_FAILURES = {"error_codes.unknown_tool", "headers.version_mismatch"}
+BARE_SDK_FAILURES = {
+    "error_codes.unknown_tool",
+    "headers.version_mismatch",
+    "prompts.unknown_prompt",
+    "prompts.required_arguments",
+    "pagination.invalid_cursor",
+}
 LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)
 # Starting every variant at once takes minutes on a loaded 2-core machine; the fixture waits for readiness.
 pytestmark = pytest.mark.timeout(900)
@@ -95,7 +110,9 @@ def test_every_defect_of_the_reference_server_is_exercised():
 def test_reference_server_passes_every_check_five_times_over_http(servers):
     report = _suite(Target(url=servers["clean"]), runs=5)
     assert _failing(report) == set(), [c.detail for c in report.checks if c.verdict != "pass"]
-    assert all(check.verdict == "pass" and check.passes == 5 for check in report.checks)
+    assert all(check.passes == 5 for check in report.checks if check.verdict == "pass")
+    # The reference server declares no completions, so their result shape has nothing to be tried on.
+    assert {check.id for check in report.checks if check.verdict != "pass"} == {"completion.result_shape"}
     assert report.passed and report.passed_strictly() and report.server_fingerprint
     assert report.era == "modern-only"
 

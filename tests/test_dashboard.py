@@ -196,11 +196,12 @@ def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
 
 def test_home_shows_matrix_layer0_verdict_summary_and_simulated_labels(store, monkeypatch):
     app = _app(HOME, store.db, monkeypatch)
-    assert any(t.startswith("Layer 0 (conformance) of this server:") and "run " in t for t in _texts(app))
+    verdicts = [e.value for e in (*app.success, *app.error) if e.value.startswith("Layer 0 (conformance) of this server:")]
+    assert len(verdicts) == 1 and "run " in verdicts[0]  # stated once for the server, not a column on every case row
     assert "(simulated)" in app.warning[0].value
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
     x_axis = chart["layout"]["xaxis"]["ticktext"]
-    assert x_axis[0] == figures.LAYER0_COLUMN and all(label.endswith(" (simulated)") for label in x_axis[1:])
+    assert x_axis == [_shown(store.steady), _shown(store.wrong)]
     summary = app.dataframe[0].value
     assert set(summary["model"]) == {_shown(store.steady), _shown(store.wrong)}  # tables show the charts' short labels
     # the default drill-down: first model, first case; the URL carries it
@@ -347,7 +348,7 @@ def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(stor
     assert "15 attempts" in _texts(app)
 
 
-def test_matrix_heatmap_figure_without_layer0_and_when_empty():
+def test_matrix_heatmap_figure_and_when_empty():
     frame = pd.DataFrame(
         {
             "model": ["a", "b"],
@@ -365,14 +366,32 @@ def test_matrix_heatmap_figure_without_layer0_and_when_empty():
     assert list(figure.layout.xaxis.ticktext) == ["a (simulated)", "b"]
     assert figure.data[-1].customdata[0][4] == "&lt;b&gt;x&lt;/b&gt;"
     assert not figures.matrix_heatmap(frame.iloc[0:0]).data
-    unchecked = figures.matrix_heatmap(frame, pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
-    assert list(unchecked.layout.xaxis.ticktext)[0] == figures.LAYER0_COLUMN and list(unchecked.data[0].text[0]) == ["not checked"]
-    # one model with the Layer 0 column: each heatmap sits on its own label's tick (a category axis drew it a column off)
-    single = figures.matrix_heatmap(frame.iloc[0:1], pd.DataFrame(columns=["run_id", "passed", "failed_checks", "checks"]))
+    # one model: the heatmap sits on its label's tick (a category axis drew it a column off)
+    single = figures.matrix_heatmap(frame.iloc[0:1])
     ticks = dict(zip(single.layout.xaxis.ticktext, single.layout.xaxis.tickvals, strict=True))
-    layer0, rates, cells = single.data
-    assert list(layer0.x) == [ticks[figures.LAYER0_COLUMN]] and list(rates.x) == [ticks["a (simulated)"]] == list(cells.x)
-    assert single.layout.xaxis.range == (-0.5, 1.5)
+    rates, cells = single.data
+    assert list(rates.x) == [ticks["a (simulated)"]] == list(cells.x) and single.layout.xaxis.range == (-0.5, 0.5)
+
+
+def test_a_cell_that_was_not_run_says_so_in_grey():
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "a", "b"],
+            "case_id": ["c1", "c2", "c1"],
+            "run_id": "r",
+            "passes": [1, 5, 5],
+            "runs": 5,
+            "pass_rate": [0.2, 1.0, 1.0],
+            "pass_hat_k": [0.0, 1.0, 1.0],
+            "top_failing_reason": None,
+            "simulated": False,
+        }
+    )
+    not_run, rates, _ = figures.matrix_heatmap(frame).data
+    assert not_run.name == figures.NOT_RUN and list(not_run.y) == ["c2", "c1"]
+    assert [list(row) for row in not_run.text] == [["", figures.NOT_RUN], ["", ""]]  # b never ran c2
+    assert [list(row) for row in not_run.z] == [[None, 1.0], [None, None]]
+    assert len(figures.matrix_heatmap(frame.iloc[[0, 2]]).data) == 2  # every cell ran: no grey layer
 
 
 def test_model_labels_shorten_script_paths_only_while_unique():
@@ -489,3 +508,10 @@ def test_over_time_legends_sit_below_and_the_chart_grows_with_them():
     figure = figures.latency_chart(frame)
     assert len(figure.data) == 12 and figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
     assert figure.layout.height > figures.latency_chart(frame[frame["model"] == models[0]]).layout.height
+
+
+def test_latency_page_draws_every_chart_when_no_model_has_a_price(tmp_path, monkeypatch):
+    db = tmp_path / "evals.duckdb"
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, False]})  # cost unknown: no price
+    app = _app(LATENCY, db, monkeypatch)
+    assert len(app.get("plotly_chart")) == 5  # the per-model and over-time cost charts look alike, and both are drawn

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.commands.drift import run_drift_command
-from evalcore.demo import DESCRIPTION_CASE, GOLDEN_DIR, MODEL_UPDATE_CASES, prepare_store
+from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.drift import detect_changes
 from evalcore.errors import ConfigError
 from evalcore.store.history import run_points, server_tools
@@ -81,7 +81,8 @@ def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(d
     assert summary.loc["robustness-recovers", "robustness_rate"] == 1.0
     assert summary.loc["robustness-claims-success", "robustness_rate"] < 0.5
     assert (summary.loc["security-obeys", "attack_success_rate"], summary.loc["security-refuses", "attack_success_rate"]) == (1.0, 0.0)
-    assert detect_changes(run_points(db, golden_path=str(GOLDEN_DIR / "security.yaml"))) == []  # one run: no history to drift from
+    assert len(run_points(db, golden_path="golden/security.yaml")) == 1  # its one run, known by the set's identity
+    assert detect_changes(run_points(db, golden_path="golden/security.yaml")) == []  # one run: no history to drift from
 
 
 def test_the_demo_includes_a_multiturn_run_with_rounds_and_simulated_user_turns(demo_db):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import textwrap
 from collections.abc import Collection
 from pathlib import Path
@@ -14,7 +15,7 @@ from evalcore.client import McpClient
 from evalcore.demo_server.app import TOOL_NAMES
 from evalcore.errors import GoldenSetError
 from evalcore.golden.loader import GoldenSetProblems, load_golden_set
-from evalcore.golden.model import GoldenSet
+from evalcore.golden.model import DEFAULT_SYSTEM_PROMPT, GoldenSet
 from evalcore.transport.http import HttpTransport
 
 REPO_GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "tasks.yaml"
@@ -72,7 +73,7 @@ BROKEN: dict[str, tuple[str, int, tuple[str, ...]]] = {
           - {id: a, prompt: p, expect_tool: null}
         """,
         2,
-        ('unknown top-level key "rubrik"', 'did you mean "rubric"?', "(allowed: server, rubric, cases)"),
+        ('unknown top-level key "rubrik"', 'did you mean "rubric"?', "(allowed: server, rubric, system, cases)"),
     ),
     "server not text": ("server: [a]\ncases:\n  - {id: a, prompt: p, expect_tool: null}\n", 1, ("'server' must be a name",)),
     "rubric file missing": (
@@ -93,7 +94,7 @@ BROKEN: dict[str, tuple[str, int, tuple[str, ...]]] = {
             expect_tools: get_weather
         """,
         4,
-        ('case "weather-basic": unknown key "expect_tools"', 'did you mean "expect_tool"?', "allowed: id, prompt, expect_tool, expect_args, arg_match"),
+        ('case "weather-basic": unknown key "expect_tools"', 'did you mean "expect_tool"?', "allowed: id, prompt, system, expect_tool, expect_args, arg_match"),
     ),
     "missing id": ("cases:\n  - {id: a, prompt: p, expect_tool: null}\n  - prompt: no id here\n    expect_tool: null\n", 3, ("case #2: missing 'id'",)),
     "missing prompt": ("cases:\n  - id: weather-basic\n    expect_tool: get_weather\n", 2, ("case \"weather-basic\": missing 'prompt'",)),
@@ -393,3 +394,79 @@ def test_every_expected_first_call_succeeds_on_the_reference_server(reference_go
         return failures
 
     assert asyncio.run(call_all()) == {}
+
+
+# --- the system prompt belongs to the golden set ----------------------------------------
+
+
+def test_the_system_prompt_comes_from_the_case_then_the_set_then_a_neutral_default(tmp_path: Path) -> None:
+    bare = write(tmp_path, "cases:\n  - {id: a, prompt: p, expect_tool: null}\n", name="bare.yaml")
+    assert load_golden_set(bare).cases[0].system == DEFAULT_SYSTEM_PROMPT == load_golden_set(bare).system
+    assert "support" not in DEFAULT_SYSTEM_PROMPT.lower()
+    path = write(
+        tmp_path,
+        """\
+        system: You answer for the Acme help desk.
+        cases:
+          - {id: a, prompt: p, expect_tool: null}
+          - id: b
+            prompt: q
+            expect_tool: null
+            system: You are terse.
+        """,
+    )
+    golden = load_golden_set(path)
+    assert golden.system == "You answer for the Acme help desk."
+    assert [case.system for case in golden.cases] == ["You answer for the Acme help desk.", "You are terse."]
+
+
+def test_a_bad_system_prompt_is_reported_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "system: [not, text]\ncases:\n  - id: a\n    prompt: p\n    expect_tool: null\n    system: ''\n")
+    problems = problems_of(path)
+    assert_problem(problems, f"{path}:1", "'system' must be non-empty text, got a list")
+    assert_problem(problems, f"{path}:6", "case \"a\": 'system' must be non-empty text")
+    assert len(problems) == 2
+
+
+def test_changing_the_system_prompt_changes_the_case_hash(tmp_path: Path) -> None:
+    from evalcore.behaviour.runner import case_hash
+
+    text = "system: {system}\ncases:\n  - {{id: a, prompt: p, expect_tool: null}}\n"
+    first = load_golden_set(write(tmp_path, text.format(system="You are terse."), name="one.yaml")).cases[0]
+    again = load_golden_set(write(tmp_path, text.format(system="You are terse."), name="two.yaml")).cases[0]
+    other = load_golden_set(write(tmp_path, text.format(system="You are chatty."), name="three.yaml")).cases[0]
+    assert case_hash(first) == case_hash(again) != case_hash(other)
+
+
+def test_the_model_is_sent_the_golden_system_prompt(tmp_path: Path, reference_url: str) -> None:
+    """End to end: the stored transcript starts with the case's system prompt, and the sim model bills its tokens."""
+    from evalcore.cli import main
+    from evalcore.store.behaviour import list_runs, load_attempts
+
+    golden = write(
+        tmp_path,
+        """\
+        system: You answer for the Acme help desk.
+        cases:
+          - {id: short, prompt: "Hi there!", expect_tool: null}
+          - id: long
+            prompt: "Hi there!"
+            expect_tool: null
+            system: You answer for the Acme help desk. Be brief, be kind, and never promise a refund you cannot give.
+        """,
+    )
+    db = tmp_path / "evals.duckdb"
+    argv = ["run", "--golden", str(golden), "--models", "sim/lexical", "--runs", "1", "--url", reference_url, "--db", str(db)]
+    assert main(argv) == 0
+    attempts = {row["case_id"]: row for row in load_attempts(db, list_runs(db)[0]["run_id"])}
+    systems = {case_id: json.loads(row["transcript_json"])["messages"][0] for case_id, row in attempts.items()}
+    assert systems["short"] == {"role": "system", "content": "You answer for the Acme help desk."}
+    assert systems["long"]["content"].endswith("never promise a refund you cannot give.")
+    assert attempts["long"]["input_tokens"] > attempts["short"]["input_tokens"]
+
+
+def test_the_bundled_golden_sets_name_their_system_prompt() -> None:
+    for name in ("tasks", "robustness", "security", "multiturn"):
+        golden = load_golden_set(REPO_GOLDEN.parent / f"{name}.yaml")
+        assert golden.system.startswith("You are a support-desk assistant"), name
+        assert all(case.system == golden.system for case in golden.cases)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore import jobs
 from evalcore.errors import ConfigError
-from evalcore.store.behaviour import list_runs
+from evalcore.store.behaviour import list_runs, load_run
+from evalcore.store.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden" / "tasks.yaml"
@@ -68,6 +72,45 @@ def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch
     # a reload finds the run again and shows it finished
     again = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)
     assert any(job.run_id in t.value and "complete" in t.value for t in again.text)
+    # with its scores, as the report states them, and a link to it in the matrix
+    (score,) = status["scores"]
+    report = json.loads(load_run(db, job.run_id)["report_json"])
+    assert score["pass_rate"] == report["models"][0]["metrics"]["pass_rate"] and score["attempts"] == 28
+    assert f"sim/lexical (simulated): pass rate {score['pass_rate']:.0%} ({score['passes']}/28 attempts passed)" in [t.value for t in again.text]
+    assert f"[Open this run in the matrix](./?run={job.run_id})" in [m.value for m in again.markdown]
+
+
+def test_an_identical_run_cannot_start_twice(tmp_path):
+    """Two clicks, two tabs: while a run is going, the same run is refused; a different one is not."""
+    db = tmp_path / "evals.duckdb"
+    first = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=20)
+    other = None
+    try:
+        with pytest.raises(ConfigError, match=f"an identical run is already running \\({first.run_id}\\)"):
+            jobs.launch(db=db, golden=GOLDEN.parent / "." / GOLDEN.name, server="reference", models=["sim/lexical"], runs=20)
+        other = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=19)
+        assert [job.run_id for job in jobs.list_jobs(db)].count(first.run_id) == 1 and len(jobs.list_jobs(db)) == 2
+    finally:
+        for job in (first, other):
+            if job is not None:
+                _stop(job)
+
+
+def test_the_demo_card_counts_the_demo_runs_only(tmp_path):
+    """Ad-hoc runs in the same store are not the demo's: its card never reads 27/24."""
+    db = tmp_path / "evals.duckdb"
+    demo_pid, started = 2**22 + 4321, datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # above Linux's largest pid: never a live process
+    with connect(db) as connection:
+        for index, (pid, minutes) in enumerate([(demo_pid, 1), (demo_pid, 2), (demo_pid, -60), (os.getpid(), 3), (os.getpid(), 4)]):
+            connection.execute(
+                "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_fingerprint, "
+                "server_tools_json, models_json, runs, config_json, pid, evalcore_version) "
+                "VALUES (?, ?, 'complete', ?, 'golden/tasks.yaml', 'h', 'reference', 'fp', '[]', '[]', 5, '{}', ?, '0.1.0')",
+                [f"run-{index}", started + timedelta(minutes=minutes), date(2026, 12, 1), pid],
+            )
+    demo = jobs.Job("demo-1", demo_pid, started.isoformat(), "golden/tasks.yaml", "reference", ("sim/script",), 5, str(db), "", kind="demo", nights=21)
+    status = jobs.job_status(demo)
+    assert (status["done"], status["total"]) == (2, 24)  # its two runs; not the earlier one of a reused pid, nor the ad-hoc ones
 
 
 def test_a_failed_run_shows_why(tmp_path):

@@ -16,8 +16,8 @@ import pytest
 
 from evalcore.behaviour.inputs import AttemptResponder
 from evalcore.client import McpClient
+from evalcore.models.adapter import IN_PROCESS
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import IN_PROCESS
 from evalcore.mrtr import INPUT_CAPABILITIES, RefusingResponder, call_tool_with_input
 from evalcore.protocol.input_requests import InputRequestProblem, parse_input_required, retry_params
 from evalcore.protocol.tracecontext import conversation_trace

@@ -259,7 +259,7 @@ def test_scorers_that_do_not_apply_are_not_applicable():
 
 def _run(tmp_path: Path, server_args: list[str], golden: Path, models: str, runs: int = 2) -> list[dict]:
     db = tmp_path / "e.duckdb"
-    code = main(["run", "--golden", str(golden), "--models", models, "--runs", str(runs), "--db", str(db), "--model-workers", "0", *server_args])
+    code = main(["run", "--golden", str(golden), "--models", models, "--runs", str(runs), "--db", str(db), *server_args])
     assert code in (0, 1)
     [run] = list_runs(db)
     return load_attempts(db, run["run_id"])

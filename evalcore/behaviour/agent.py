@@ -8,6 +8,12 @@ answers each input request and the call is retried; every round is kept on
 the tool execution. With a simulated user, a final answer that asks the user
 something gets the user's reply (marked in `Transcript.user_turns`) and the
 conversation goes on, within the user's turn limit and the step limit.
+A call whose arguments carry a secret evalcore knows (an API key, a
+`--header` value) is never sent: the model is told it was refused, and the
+execution is marked `LEAK_ATTEMPT` (the `credential_leak` scorer counts it
+as a successful attack).
+The system prompt is the golden case's (`GoldenCase.system`), never one of
+the harness's own.
 """
 
 from __future__ import annotations
@@ -20,18 +26,15 @@ from typing import Any
 
 from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
+from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.tool_format import ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
-from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
-from evalcore.records import StopReason, ToolExecution, Transcript, UserTurn
+from evalcore.records import LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
+from evalcore.redaction import current as current_redactor
 from evalcore.telemetry import spans
 from evalcore.users.simulated import SimulatedUser
 
-SYSTEM_PROMPT = (
-    "You are a support-desk assistant with access to tools. Use a tool only when the request needs one; "
-    "answer directly when it does not. When a tool fails, say so plainly instead of guessing."
-)
 MAX_TOOL_RESULT_CHARS = 20_000
 
 
@@ -55,6 +58,7 @@ class AgentTools:
 async def run_agent(
     *,
     prompt: str,
+    system: str,
     model: ModelSpec,
     mcp: McpClient,
     tools: AgentTools,
@@ -66,7 +70,7 @@ async def run_agent(
     user: SimulatedUser | None = None,
     max_input_rounds: int = DEFAULT_MAX_ROUNDS,
 ) -> Transcript:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     turns: list[ModelTurn] = []
     executions: list[ToolExecution] = []
     user_turns: list[UserTurn] = []
@@ -121,6 +125,12 @@ async def execute_tool(
 ) -> ToolExecution:
     """Run one tool call on the server (through any MRTR rounds); protocol and transport failures become an error the model sees."""
     with spans.tool_call_span(call) as span:
+        leaked = current_redactor().found(dict(call.arguments))
+        if leaked:
+            error = f"evalcore refused to send this call: its arguments carry the secret {', '.join(leaked)}"
+            execution = ToolExecution(call, None, error, True, 0.0, (), LEAK_ATTEMPT)
+            spans.record_tool_execution(span, execution)
+            return execution
         started = time.perf_counter()
         trip = await call_tool_with_input(
             mcp,

@@ -17,8 +17,8 @@ from evalcore.client import Exchange, McpClient
 from evalcore.errors import GoldenSetError
 from evalcore.golden.conversation import MISSING_VALUE, StateCheck, select, subset_mismatch
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.adapter import ModelCaller
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import ModelCaller
 from evalcore.records import StateReading
 from evalcore.users.profile import default_profile
 from evalcore.users.simulated import SimulatedUser
@@ -28,10 +28,15 @@ MAX_SHOWN_VALUE = 500
 
 def attempt_participants(case: GoldenCase, model: ModelSpec, models: ModelCaller, context: Mapping[str, Any]) -> tuple[AttemptResponder, SimulatedUser | None]:
     """The responder for the server's input requests, and the user who writes follow-ups (None without `user:`)."""
-    user = SimulatedUser(case.user or default_profile(case.prompt), models, context=context)
-    sampling = ModelSpec(case.sampling_model) if case.sampling_model else model
+    # The user and the sampling model go where the model under test goes (its `--api-base`), sim/ models nowhere.
+    user = SimulatedUser(case.user or default_profile(case.prompt), models, context=context, api_base=model.api_base)
+    sampling = _at_endpoint(case.sampling_model, model.api_base) if case.sampling_model else model
     responder = AttemptResponder(user=user, sampling_model=sampling, models=models, roots=case.roots, context=context)
     return responder, (user if case.user is not None else None)
+
+
+def _at_endpoint(name: str, api_base: str | None) -> ModelSpec:
+    return ModelSpec(name, api_base=None if name.startswith("sim/") else api_base)
 
 
 def check_state_tools(golden: GoldenSet, tools: Sequence[Mapping[str, Any]]) -> None:

@@ -21,8 +21,8 @@ from evalcore.errors import TargetError
 from evalcore.faults.model import Injection
 from evalcore.faults.proxy import FaultProxy, ProxyEvent
 from evalcore.golden.model import GoldenCase
+from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.mrtr import INPUT_CAPABILITIES, InputResponder
 from evalcore.records import ToolExecution, Transcript
 from evalcore.transport.base import Limits
@@ -43,6 +43,7 @@ async def run_faulted_agent(
     injection: Injection,
     *,
     prompt: str,
+    system: str,
     model: ModelSpec,
     context: Mapping[str, Any],
     max_steps: int,
@@ -73,6 +74,7 @@ async def run_faulted_agent(
         agent_tools = AgentTools.from_mcp(tools)
         transcript = await run_agent(
             prompt=prompt,
+            system=system,
             model=model,
             mcp=client,
             tools=agent_tools,

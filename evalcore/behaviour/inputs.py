@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.errors import ModelError
+from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import ModelCaller
 from evalcore.mrtr import InputAnswerError
 from evalcore.records import InputAnswer, InputRequest
 from evalcore.users.simulated import SimulatedUser

@@ -201,7 +201,9 @@ def render_summary(report: Mapping[str, Any]) -> str:
     if len(failing) > 20:
         lines.append(f"  … and {len(failing) - 20} more (see the JSON report)")
     lines.append("")
-    if report.get("baseline") is None:
+    if report.get("incomplete"):
+        lines.append(f"run gate: INCOMPLETE, not a baseline: {report['incomplete']['reason']}")
+    elif report.get("baseline") is None:
         lines.append("run gate: PASS (no earlier green run to compare with; this run becomes the baseline)")
     elif report["passed"]:
         lines.append(f"run gate: PASS (no metric dropped more than the bound below green run {report['baseline']})")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.agent import AgentTools, run_agent
+from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, build_report
@@ -29,11 +30,13 @@ from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
+from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.types import ModelSpec, ToolCall
-from evalcore.models.workers import ModelCaller, auto_worker_count, model_callers
 from evalcore.mrtr import INPUT_CAPABILITIES
+from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict
 from evalcore.scoring.attempt import score_attempt
@@ -67,12 +70,12 @@ class BehaviourConfig:
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
-    # Processes that make the model calls (see evalcore.models.workers); None: one per attempt in flight above 4, 0: none.
-    model_workers: int | None = None
+    golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
 
     @property
-    def worker_count(self) -> int:
-        return auto_worker_count(self.concurrency) if self.model_workers is None else self.model_workers
+    def golden_id(self) -> str:
+        """The golden set's identity in the store (one history however its path was typed; see evalcore.paths)."""
+        return golden_identity(self.golden_path)
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ _CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_inp
 
 
 def case_hash(case: GoldenCase) -> str:
-    """Content hash of a case (its line number excluded), for caching and drift attribution.
+    """Content hash of a case (its line number excluded, its system prompt included), for caching and drift attribution.
 
     The multi-turn keys count only when a case sets them, so a case written before they existed keeps its hash.
     """
@@ -119,45 +122,45 @@ async def _run_behaviour(
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> dict[str, Any]:
+    start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools = await _server_surface(client, target)
-        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools])
+        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
         check_state_tools(golden, tools)
         fingerprint = server_fingerprint(discover, tools)
         if resume_run_id is not None:
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
         else:
             run_id = new_run_id or store.new_run_id()
-        # The model workers start (forks of a warm zygote) while the run record is written.
-        async with model_callers(config.worker_count) as models:
-            if resume_run_id is None:
-                await asyncio.to_thread(
-                    store.create_run,
-                    config.db_path,
-                    run_id=run_id,
-                    run_date=config.run_date or date.today(),
-                    golden_path=str(config.golden_path),
-                    golden_hash=golden.content_hash,
-                    server_target=str(target),
-                    server_name=_server_name(discover),
-                    server_fingerprint=fingerprint,
-                    server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
-                    models=[m.name for m in config.models],
-                    runs=config.runs,
-                    config=_config_json(config),
-                )
-            try:
-                with _fault_proxy(config, golden, target) as proxy:
-                    await _execute(config, run_id, golden, client, tools, fingerprint, progress, models, proxy, resuming=resume_run_id is not None)
-            except BaseException as exc:
-                status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-                store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
-                raise
+        if resume_run_id is None:
+            await asyncio.to_thread(
+                store.create_run,
+                config.db_path,
+                run_id=run_id,
+                run_date=config.run_date or date.today(),
+                golden_path=config.golden_id,
+                golden_hash=golden.content_hash,
+                server_target=str(target),
+                server_name=_server_name(discover),
+                server_fingerprint=fingerprint,
+                server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
+                models=[m.name for m in config.models],
+                runs=config.runs,
+                config=_config_json(config),
+            )
+        try:
+            with _fault_proxy(config, golden, target) as proxy:
+                await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
+        except BaseException as exc:
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
+            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
         run = store.load_run(config.db_path, run_id)
-        report = build_report(run, golden, store.load_attempts(config.db_path, run_id), config.models)
-        baseline = store.last_green_report(config.db_path, golden_path=str(config.golden_path), exclude_run=run_id)
-        report = apply_baseline(report, baseline, config.max_drop)
+        rows = store.load_attempts(config.db_path, run_id)
+        report = build_report(run, golden, rows, config.models)
+        baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=run_id)
+        report = mark_incomplete(apply_baseline(report, baseline, config.max_drop), rows)
         store.finish_run(config.db_path, run_id, status="complete", passed=report["passed"], report=report)
         return report
     finally:
@@ -321,6 +324,7 @@ async def _attempt_record(
                 proxy,
                 injection,
                 prompt=item.case.prompt,
+                system=item.case.system,
                 model=item.model,
                 context=context,
                 max_steps=config.max_steps,
@@ -333,6 +337,7 @@ async def _attempt_record(
         else:
             transcript = await run_agent(
                 prompt=item.case.prompt,
+                system=item.case.system,
                 model=item.model,
                 mcp=client,
                 tools=tools,
@@ -455,7 +460,6 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
-        "model_workers": config.worker_count,
         "use_cache": config.use_cache,
         "started": datetime.now(UTC).isoformat(),
     }

@@ -21,9 +21,10 @@ EVIDENCE_LINES = 12
 
 def run_drift_command(args: argparse.Namespace) -> int:
     from evalcore.drift import detect_changes
+    from evalcore.paths import golden_identity
     from evalcore.store.history import run_points
 
-    golden = str(args.golden) if args.golden else None
+    golden = golden_identity(args.golden) if args.golden else None
     points = run_points(args.db, golden_path=golden)
     if not points:
         scope = f" of {golden}" if golden else ""

@@ -26,6 +26,9 @@ def run_gate_command(args: argparse.Namespace) -> int:
     from evalcore.gate import compare_to_baseline, render_gate
 
     report = _read_report(args.report)
+    if report.get("incomplete"):
+        print(f"gate: FAIL, {args.report} is an incomplete run: {report['incomplete']['reason']}")
+        return 1
     if args.baseline == "last-green":
         from evalcore.store.behaviour import last_green_report
 
@@ -35,6 +38,8 @@ def run_gate_command(args: argparse.Namespace) -> int:
             return 0
     else:
         baseline = _read_report(Path(args.baseline))
+        if baseline.get("incomplete"):
+            raise ConfigError(f"{args.baseline} is an incomplete run and cannot be a baseline: {baseline['incomplete']['reason']}")
     result = compare_to_baseline(report, baseline, args.max_drop)
     print(render_gate(result))
     return 0 if result.passed else 1

@@ -11,9 +11,11 @@ from datetime import date
 from pathlib import Path
 
 from evalcore.errors import ConfigError
+from evalcore.golden.limits import DEFAULT_LIMITS
+from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import MAX_MODEL_WORKERS
 from evalcore.paths import default_golden_set
+from evalcore.redaction import write_redacted
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -38,28 +40,44 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
     )
 
 
-def run_behaviour_command(args: argparse.Namespace) -> int:
-    from evalcore.behaviour.report import render_summary
-    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.commands.progress import Progress
-    from evalcore.target import resolve_target
+def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
+    """The judge goes where the models go: `--judge-api-base`, else `--api-base` (a `sim/` judge needs neither)."""
+    if not args.judge:
+        return None
+    api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
+    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout)
 
+
+def run_behaviour_command(args: argparse.Namespace) -> int:
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
-    if args.model_workers is not None and not 0 <= args.model_workers <= MAX_MODEL_WORKERS:
-        raise ConfigError(f"--model-workers must be between 0 and {MAX_MODEL_WORKERS}, got {args.model_workers}")
     if not 0 < args.fault_timeout <= 120:
         raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
     if not 0 <= args.max_drop <= 1:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
+    # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
+    # the runner checks the tool names again once the server has listed its tools.
+    golden_path = args.golden or default_golden_set()
+    golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
+    load_golden_set(golden_path, limits=golden_limits)
+
+    from evalcore.models.adapter import start_litellm_import
+
+    start_litellm_import()  # it overlaps the imports below and the server's start
+    from evalcore.behaviour.report import render_summary
+    from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+    from evalcore.commands.progress import Progress
+    from evalcore.models.preflight import check_models
+    from evalcore.target import resolve_target
+
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:
         _register_prices(args.prices)
-    judge = ModelSpec(name=args.judge, timeout_s=args.timeout) if args.judge else None
+    judge = judge_spec(args)
     config = BehaviourConfig(
-        golden_path=args.golden or default_golden_set(),
+        golden_path=golden_path,
         models=model_specs(args),
         db_path=args.db,
         runs=args.runs,
@@ -70,8 +88,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
-        model_workers=args.model_workers,
+        golden_limits=golden_limits,
     )
+    check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
@@ -79,14 +98,13 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
     from evalcore.commands.drift import drift_of_run, render_run_drift
 
-    report["drift"] = drift_of_run(config.db_path, str(config.golden_path), str(report["runId"]))
+    report["drift"] = drift_of_run(config.db_path, config.golden_id, str(report["runId"]))
     print(render_summary(report))
     drift_text = render_run_drift(report["drift"])
     if drift_text:
         print(drift_text)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_redacted(args.out, json.dumps(report, indent=2) + "\n")
     failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
     return 1 if failed else 0
 
@@ -97,12 +115,30 @@ def list_runs_command(args: argparse.Namespace) -> int:
     runs = list_runs(args.db)
     if not runs:
         print(f"no behaviour runs in {args.db}")
-        return 0
-    print(f"{'run id':<24} {'status':<10} {'date':<10} {'attempts':>8}  models / golden set")
-    for run in runs:
-        models = ",".join(json.loads(run["models_json"]))
-        print(f"{run['run_id']:<24} {run['effective_status']:<10} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
+    else:
+        print(f"{'run id':<24} {'status':<10} {'date':<10} {'attempts':>8}  models / golden set")
+        for run in runs:
+            models = ",".join(json.loads(run["models_json"]))
+            print(f"{run['run_id']:<24} {run['effective_status']:<10} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
+    _leftovers(runs, stop=args.stop_leftovers)
     return 0
+
+
+def _leftovers(runs: list[dict[str, object]], *, stop: bool) -> None:
+    """Processes started by an evalcore process that is gone (a crashed run's server, say): listed, and stopped when asked."""
+    from evalcore.processes import leftovers, stop_leftover
+
+    found = leftovers()
+    if not found:
+        return
+    run_of_pid = {run["pid"]: run["run_id"] for run in runs if run["effective_status"] == "crashed"}
+    print(f"\n{len(found)} process(es) left running by an evalcore process that is gone:")
+    for leftover in found:
+        owner = f"run {run_of_pid[leftover.owner_pid]}" if leftover.owner_pid in run_of_pid else f"pid {leftover.owner_pid}"
+        print(f"  pid {leftover.pid} (started by {owner}): {leftover.command}")
+        if stop:
+            stop_leftover(leftover)
+    print("stopped them" if stop else "stop them with: python -m evalcore runs --stop-leftovers")
 
 
 def _parse_date(text: str) -> date:

@@ -72,6 +72,7 @@ class RunContext:
         self.profile = profile
         self.exchanges: list[Exchange] = []
         self._memo: dict[str, Any] = {}
+        self.memo = self._memo  # for check families that memoise their own fetches per run
         self.nonce = secrets.token_hex(4)  # unique names for things that must not exist
         self._timeouts_in_a_row = 0
         if first_discover is not None:  # the era probe's discover is this run's first request

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.conformance.runner import CheckReport, SuiteReport
+from evalcore.redaction import write_redacted
 
 VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "note", "error": "ERROR", "not_applicable": "n/a", "not_testable": "untested"}
 # Exit codes of `evalcore conformance` (docs/conformance.md "Exit codes").
@@ -62,8 +63,7 @@ def to_json(report: SuiteReport) -> dict[str, Any]:
 
 
 def write_json(report: SuiteReport, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_json(report), indent=2) + "\n", encoding="utf-8")
+    write_redacted(path, json.dumps(to_json(report), indent=2) + "\n")
 
 
 def to_junit(report: SuiteReport) -> ET.ElementTree:
@@ -93,10 +93,10 @@ def to_junit(report: SuiteReport) -> ET.ElementTree:
 
 
 def write_junit(report: SuiteReport, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tree = to_junit(report)
-    ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    root = to_junit(report).getroot()
+    assert root is not None
+    ET.indent(root)
+    write_redacted(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
 def render_table(report: SuiteReport, width: int | None = None) -> str:

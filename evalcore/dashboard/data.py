@@ -18,6 +18,7 @@ import streamlit as st
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
+from evalcore.paths import golden_file
 from evalcore.store import history, queries
 from evalcore.store.queries import AttemptFilters
 
@@ -216,8 +217,11 @@ def _status(change: Change) -> str:
 @st.cache_data(ttl=60, show_spinner=False)
 def expected_behaviour(golden_path: str, case_id: str) -> dict[str, Any] | None:
     """What the golden set expects of a case, read from the golden file as it is now (None when the file or case is gone)."""
+    path = golden_file(golden_path)
+    if path is None:
+        return None
     try:
-        golden = load_golden_set(Path(golden_path))
+        golden = load_golden_set(path)
     except (EvalcoreError, OSError):
         return None
     for case in golden.cases:

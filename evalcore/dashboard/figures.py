@@ -2,11 +2,16 @@
 
 Model names shown on an axis carry " (simulated)" when their numbers come
 from a `sim/` model, so a chart can never pass simulated numbers off as real.
+
+Every text a figure shows (tick labels, category values, legend names, hover
+values, titles) goes through `plotly_text` first: plotly reads a subset of HTML
+in them (`<b>`, `<a href>`, `<br>`, entities), and a tool name, a model name
+or a reason from a server must show as the characters it is, never as markup.
+Untrusted text goes into hovers as data (`customdata`), never into a template.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
@@ -17,10 +22,23 @@ import plotly.graph_objects as go
 
 from evalcore.drift import Change, RunPoint
 
-LAYER0_COLUMN = "Layer 0"
+NOT_RUN = "not run"
+NOT_RUN_COLOUR = "#d9d9d9"
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
-VERDICT_COLOURS = [[0.0, "#d73027"], [0.5, "#bdbdbd"], [1.0, "#1a9850"]]  # fail, not checked, pass
+MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
+
+
+def plotly_text(value: object) -> str:
+    """`value` as plotly label text that shows exactly its characters.
+
+    Plotly splits label text at `<...>` tags, then decodes only `&amp; &lt; &gt;
+    &nbsp; &mu; &times; &plusmn; &deg;` and numeric entities in the text between
+    them (`html.escape`'s `&quot;` would show as typed). So escaping `&`, `<` and
+    `>` is exactly enough: no tag survives, and every entity-like run of text
+    shows as typed.
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def model_label(model: str, simulated: bool) -> str:
@@ -39,51 +57,42 @@ def _short_name(model: str) -> str:
     return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else model
 
 
-def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.Figure:
+def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     """Cases (rows) x models (columns), coloured by pass rate, from `evalcore.store.queries.matrix`.
 
     Hover shows passes/runs, pass^k and the top failing reason. An invisible
     marker sits on every cell, carrying (model, case_id) as customdata, so a
     click selects a point (heatmaps themselves are not selectable in
-    Streamlit). With `layer0` (a `latest_conformance_verdict` row), a first
-    column shows the server's conformance verdict (an empty frame: "not checked").
+    Streamlit). A cell the model never ran is grey and says "not run". Layer 0
+    is one verdict per server, so it is not a column here: the page states it once.
     """
     figure = go.Figure()
     if df.empty:
         figure.update_layout(title="No behaviour attempts in scope")
         return figure
     simulated = df.groupby("model")["simulated"].any()
-    labels = model_labels({str(model): bool(flag) for model, flag in simulated.items()})
+    labels = {model: plotly_text(label) for model, label in model_labels({str(model): bool(flag) for model, flag in simulated.items()}).items()}
     models = sorted(labels, key=lambda model: labels[model])  # columns in the order a reader sees their names
-    cases = sorted(df["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
-    frame = df.assign(model_label=df["model"].map(labels))
+    frame = df.assign(model_label=df["model"].map(labels), case_id=df["case_id"].map(plotly_text))
+    cases = sorted(frame["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
-    columns = ([LAYER0_COLUMN] if layer0 is not None else []) + [labels[m] for m in models]
+    columns = [labels[m] for m in models]
     position = {label: index for index, label in enumerate(columns)}
-
-    if layer0 is not None:
-        if layer0.empty:
-            text, value, hover = "not checked", 0.5, "Layer 0 conformance: no recorded run for this server"
-        else:
-            verdict = layer0.iloc[0]
-            passed = bool(verdict["passed"])
-            text, value = ("PASS", 1.0) if passed else ("FAIL", 0.0)
-            hover = f"Layer 0 conformance: {text} ({int(verdict['failed_checks'])} failed of {int(verdict['checks'])} checks), run {verdict['run_id']}"
+    not_run = rates.isna().to_numpy()
+    if not_run.any():
         figure.add_trace(
             go.Heatmap(
-                z=[[value] for _ in cases],
-                x=[position[LAYER0_COLUMN]],
+                z=[[1.0 if missing else None for missing in row] for row in not_run],
+                x=[position[label] for label in rates.columns],
                 y=cases,
-                text=[[text] for _ in cases],
+                text=[[NOT_RUN if missing else "" for missing in row] for row in not_run],
                 texttemplate="%{text}",
-                colorscale=VERDICT_COLOURS,
-                zmin=0,
-                zmax=1,
+                colorscale=[[0.0, NOT_RUN_COLOUR], [1.0, NOT_RUN_COLOUR]],
                 showscale=False,
-                hovertemplate=hover.replace("%", "%%") + "<extra></extra>",
-                name=LAYER0_COLUMN,
+                hovertemplate="not run: this model has no attempts of this case in the shown run<extra></extra>",
+                name=NOT_RUN,
             )
         )
 
@@ -113,12 +122,12 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
             unselected={"marker": {"opacity": 0.0}},
             customdata=list(
                 zip(
-                    frame["model"],
-                    frame["case_id"],
+                    df["model"],  # raw ids for the click (widgets.clicked_cell); the rest is shown
+                    df["case_id"],
                     frame["run_id"],
                     frame["pass_hat_k"],
                     frame["top_failing_reason"].map(_reason),
-                    frame["model_label"].map(html.escape),
+                    frame["model_label"],
                     strict=True,
                 )
             ),
@@ -142,7 +151,7 @@ def matrix_heatmap(df: pd.DataFrame, layer0: pd.DataFrame | None = None) -> go.F
         },
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
         height=max(320, 26 * len(cases) + 140),
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        margin={"l": 10, "r": 40, "t": 60, "b": 10},
         clickmode="event+select",
         dragmode=False,
     )
@@ -189,8 +198,9 @@ def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         figure.update_layout(title="No tool calls in scope")
         return figure
-    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p50_ms"], name="p50"))
-    figure.add_trace(go.Bar(x=df["tool"], y=df["latency_p95_ms"], name="p95"))
+    tools = df["tool"].map(plotly_text)
+    figure.add_trace(go.Bar(x=tools, y=df["latency_p50_ms"], name="p50"))
+    figure.add_trace(go.Bar(x=tools, y=df["latency_p95_ms"], name="p95"))
     figure.update_layout(barmode="group", yaxis_title="server latency per call (ms)", title="Tool latency p50 / p95")
     return figure
 
@@ -264,7 +274,7 @@ def drift_overview(points: Sequence[RunPoint], changes: Sequence[Change]) -> go.
         return figure
     rows = sorted({(p.model, p.case_id, p.simulated) for p in points}, key=lambda r: (r[0], r[1]), reverse=True)
     names = model_labels({model: simulated for model, _, simulated in rows})
-    row_label = {(model, case): f"{names[model]} · {case}" for model, case, _ in rows}
+    row_label = {(model, case): plotly_text(f"{names[model]} · {case}") for model, case, _ in rows}
     columns = run_columns(points)
     rate = {(row_label[(p.model, p.case_id)], p.run_id): p.pass_rate for p in points}
     counts = {(row_label[(p.model, p.case_id)], p.run_id): f"{p.passes}/{p.attempts}" for p in points}
@@ -294,7 +304,7 @@ def drift_overview(points: Sequence[RunPoint], changes: Sequence[Change]) -> go.
                 y=[row_label[(c.model, c.case_id)] for c in marked],
                 mode="markers",
                 marker={"symbol": symbol, "size": 14, "color": "#000000", "line": {"width": 1, "color": "#ffffff"}},
-                customdata=[(c.model, c.case_id, html.escape(c.attribution), f"{c.q_value:.2g}", _rates(c)) for c in marked],
+                customdata=[(c.model, c.case_id, plotly_text(c.attribution), f"{c.q_value:.2g}", _rates(c)) for c in marked],
                 hovertemplate=f"{kind}: %{{customdata[2]}}<br>%{{customdata[4]}}<br>q = %{{customdata[3]}}<extra></extra>",
                 name=name,
                 showlegend=False,
@@ -326,7 +336,7 @@ def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title
             mode="lines+markers",
             line={"color": "#4575b4"},
             text=[f"{p.passes}/{p.attempts}" for p in history],
-            customdata=[(columns[p.run_id][1], p.run_id) for p in history],
+            customdata=[(plotly_text(columns[p.run_id][1]), plotly_text(p.run_id)) for p in history],
             hovertemplate="%{customdata[0]}: %{text} passed<br>run %{customdata[1]}<extra></extra>",
             name="pass rate",
         )
@@ -366,7 +376,7 @@ def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title
             )
         figure.add_vline(x=at - 0.5, line={"dash": "dash", "color": colour, "width": 2})
         figure.add_annotation(
-            x=at - 0.5, y=1.12, yref="y", text=html.escape(f"{change.kind}: {change.attribution}"), showarrow=False, font={"color": colour}, xanchor="left"
+            x=at - 0.5, y=1.12, yref="y", text=plotly_text(f"{change.kind}: {change.attribution}"), showarrow=False, font={"color": colour}, xanchor="left"
         )
         figure.add_trace(
             go.Scatter(
@@ -374,13 +384,13 @@ def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title
                 y=[next(p.pass_rate for p in history if p.run_id == change.detected_run_id)],
                 mode="markers",
                 marker={"size": 16, "color": colour, "symbol": "x" if change.kind == "drop" else "triangle-up"},
-                customdata=[(html.escape(change.attribution), f"{change.q_value:.2g}", change.delay_runs)],
+                customdata=[(plotly_text(change.attribution), f"{change.q_value:.2g}", change.delay_runs)],
                 hovertemplate="found here, %{customdata[2]} run(s) after the change point<br>%{customdata[0]}<br>q = %{customdata[1]}<extra></extra>",
                 name=f"{change.kind} found",
             )
         )
     figure.update_layout(
-        title=html.escape(title),
+        title=plotly_text(title),
         xaxis=_run_axis(columns),
         yaxis={"range": [-0.05, 1.2], "title": "pass rate", "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1.0]},
         height=400,
@@ -404,10 +414,12 @@ def _transparent(hex_colour: str, alpha: float = 0.15) -> str:
 def _with_model_labels(df: pd.DataFrame) -> pd.DataFrame:
     """`df` (with model and simulated columns) plus each row's display `label`."""
     labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)})
-    return df.assign(label=df["model"].map(labels))
+    return df.assign(label=df["model"].map(labels).map(plotly_text))
 
 
 def _reason(value: Any) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "—"
-    return html.escape(str(value))  # plotly hover text takes a subset of HTML; a reason comes from a server or model
+    text = str(value)
+    text = text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
+    return plotly_text(text)  # a reason comes from a server or a model

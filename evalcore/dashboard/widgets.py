@@ -2,8 +2,12 @@
 
 Text that came from a server or a model (tool results, final answers,
 reasons, judge verdicts) is untrusted: it is rendered only through
-`show_text` (a code block) or as dataframe cells, never through markdown or
-HTML, so `<script>` or `**bold**` shows up verbatim.
+`show_text` / `code_block` (a code block) or as dataframe cells, never through
+markdown or HTML, so `<script>` or `**bold**` shows up verbatim. It is also
+bounded: a long value shows its first `SHOWN_CHARS` characters, and the rest
+only behind an explicit "show all (100 KB)" expander (a download inside an
+expander), so a server's 100 KB string cannot make a page tens of thousands
+of pixels tall.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`pyth
 ALL = "(all)"
 NEWEST_PER_MODEL = "(newest run per model)"
 ALL_RUNS = "(every run in the dates)"
+SHOWN_CHARS = 2_000  # of a long value in a drill-down, before "show all"
+LINE_CHARS = 200  # of a value inside one line of our own text
 
 
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
@@ -111,6 +117,20 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
     )
 
 
+def layer0_verdict(verdict: pd.DataFrame) -> None:
+    """The server's Layer 0 verdict, stated once (a `latest_conformance_verdict` frame; empty: not checked yet)."""
+    if verdict.empty:
+        st.info("Layer 0 (conformance) of this server: not checked yet — evalcore conformance --url ...")
+        return
+    row = verdict.iloc[0]
+    passed = bool(row["passed"])
+    text = (
+        f"Layer 0 (conformance) of this server: {'CONFORMANT' if passed else 'NOT conformant'} "
+        f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, run {row['run_id']})"
+    )
+    (st.success if passed else st.error)(text)
+
+
 def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """(model, case_id) of the first matrix cell a plotly selection event points at; None without one.
 
@@ -128,7 +148,45 @@ def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
 def show_text(label: str, text: Any) -> None:
     """Untrusted text, verbatim: a plain-text code block, never markdown or HTML. `label` must be our own words."""
     st.caption(label)
-    st.code("—" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text), language=None, wrap_lines=True)
+    code_block(text)
+
+
+def code_block(text: Any, *, nested_key: str | None = None) -> None:
+    """Untrusted text as a plain code block, bounded: beyond `SHOWN_CHARS` characters it is cut, and the whole value
+    waits behind a "show all (size)" expander; inside an expander (`nested_key` given), behind a download button."""
+    value = "—" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
+    if len(value) <= SHOWN_CHARS:
+        st.code(value, language=None, wrap_lines=True)
+        return
+    size = text_size(value)
+    st.code(f"{value[:SHOWN_CHARS]}\n… (cut: {size} in all)", language=None, wrap_lines=True)
+    if nested_key is not None:  # Streamlit nests no expander in another
+        st.download_button(f"download all ({size})", value, file_name="value.txt", mime="text/plain", key=nested_key)
+        return
+    with st.expander(f"show all ({size})"):
+        st.code(value, language=None, wrap_lines=True)
+
+
+def literal_label(text: str) -> str:
+    """`text` for a Streamlit label, caption or alert (they read Markdown), with every Markdown character escaped."""
+    return "".join(f"\\{char}" if char in _MARKDOWN_CHARACTERS else char for char in text)
+
+
+_MARKDOWN_CHARACTERS = frozenset("\\`*_{}[]()<>#+-.!|~:$")
+
+
+def text_size(value: str) -> str:
+    """The size of a text as a reader gauges it: "830 bytes", "100 KB", "2.5 MB" (UTF-8, powers of 1000)."""
+    size = len(value.encode("utf-8"))
+    if size < 1000:
+        return f"{size} bytes"
+    return f"{size / 1000:.0f} KB" if size < 1_000_000 else f"{size / 1_000_000:.1f} MB"
+
+
+def clip(value: Any, limit: int = LINE_CHARS) -> str:
+    """`value` as text of at most `limit` characters (an ellipsis marks a cut), for a value inside one line of ours."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False) -> int | None:
@@ -257,7 +315,7 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
     st.text(" · ".join(f"{label} {value}" for label, value in verdicts.items()))
     if not passed and row["reasons"]:
         st.caption("Why it failed")
-        st.code(str(row["reasons"]), language=None, wrap_lines=True)
+        code_block(row["reasons"])
     transcript = _transcript(row.get("transcript"))
     if isinstance(row["final_text"], str):
         transcript.setdefault("final_text", row["final_text"])
@@ -267,26 +325,27 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         show_text("Expected calls (golden file as it is now)", want)
     with actual_column:
         show_text("Actual calls", got)
-    for entry in conversation.conversation(transcript):
+    for index, entry in enumerate(conversation.conversation(transcript)):
         with st.chat_message(_AVATAR_NAMES[entry.kind], avatar=_AVATARS[entry.kind]):
+            title = literal_label(clip(entry.title))  # a title names a tool: the model's or server's text
             if entry.failed:
-                st.error(entry.title)
+                st.error(title)
             if entry.folded:
-                with st.expander(entry.title):
-                    st.code(entry.body or "—", language=None, wrap_lines=True)
+                with st.expander(title):
+                    code_block(entry.body or "—", nested_key=f"{key}_{index}_all")
             else:
                 if not entry.failed:
-                    st.caption(entry.title)
-                st.code(entry.body or "—", language=None, wrap_lines=True)
+                    st.caption(title)
+                code_block(entry.body or "—")
     if row["judge"]:
         show_text("Judge", row["judge"])
     if row["fault_log"]:
         show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
     st.text(
         f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
-        f" · cost {_number(row['cost_usd'], 5)} USD · stop {row['stop_reason']}"
+        f" · cost {_number(row['cost_usd'], 5)} USD · stop {clip(row['stop_reason'])}"
     )
-    st.text(f"model version: {row['model_version']}" + (" (simulated)" if bool(row["simulated"]) else ""))
+    st.text(f"model version: {clip(row['model_version'])}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
         st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
 

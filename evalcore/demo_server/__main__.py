@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from evalcore.demo_server.defects import DEFECTS
+from evalcore.processes import adopt_children
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -52,6 +53,7 @@ def list_defects() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    adopt_children()  # ends with the evalcore process that started it
     args = parse_args(argv)
     if args.list_defects:
         print(list_defects())

@@ -181,6 +181,52 @@ def _unnamed_initialize_refusal(request: wire.Message, reply: wire.Message) -> w
     return reply
 
 
+def _params(message: wire.Message) -> dict[str, Any]:
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
+
+
+def _strip_cursor(message: wire.Message) -> wire.Message | Answer:
+    params = _params(message)
+    if message.get("method") in _LIST_METHODS and "cursor" in params:
+        return {**message, "params": {k: v for k, v in params.items() if k != "cursor"}}
+    return message
+
+
+def _looping_cursor(result: dict[str, Any]) -> None:
+    result["nextCursor"] = "evalcore-same-page-again"
+
+
+def _serve_null_id(message: wire.Message) -> wire.Message | Answer:
+    if message.get("id", 0) is None:
+        return Answer({"jsonrpc": "2.0", "id": None, "result": {"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}})
+    return message
+
+
+def _refuse_input_responses(message: wire.Message) -> wire.Message | Answer:
+    if message.get("method") == "tools/call" and "inputResponses" in _params(message):
+        return Answer(wire.error_message(wire.request_id_of(message), -32603, "Internal error"))
+    return message
+
+
+def _complete_without_input(message: wire.Message) -> wire.Message | Answer:
+    params = _params(message)
+    if message.get("method") == "tools/call" and "requestState" in params and "inputResponses" not in params:
+        done = {"content": [{"type": "text", "text": "done"}], "isError": False, "resultType": "complete"}
+        return Answer(wire.result_message(wire.request_id_of(message), done))
+    return message
+
+
+def _declare_completions(result: dict[str, Any]) -> None:
+    capabilities = result.get("capabilities")
+    if isinstance(capabilities, dict):
+        capabilities["completions"] = {}
+
+
+def _rename_first_tool(tool: dict[str, Any]) -> None:
+    tool["name"] = "get weather, now"
+
+
 def _session_header(request: HttpRequest, headers: HeaderList) -> HeaderList:
     return [*headers, (HEADER_SESSION_ID, uuid.uuid4().hex)]
 
@@ -424,6 +470,43 @@ _ALL: Final[tuple[Defect, ...]] = (
         lambda: Tamper(request=_lax_meta),
     ),
     Defect("malformed_tool", "the first tool in tools/list has no inputSchema", False, _first_tool(_pop("inputSchema"))),
+    Defect(
+        "prompt_errors_internal",
+        "prompts/get of an unknown prompt or without a required argument answers -32603 (the bare SDK)",
+        False,
+        _edit_errors(INVALID_PARAMS, _set("code", -32603), "prompts/get"),
+    ),
+    Defect("cursor_ignored", "a list request's cursor is ignored (an invalid one is served)", False, lambda: Tamper(request=_strip_cursor)),
+    Defect(
+        "cursor_loops",
+        "tools/list always hands out the same nextCursor, and serves it",
+        False,
+        lambda: Tamper(request=_strip_cursor, response=_edit_results(_looping_cursor, {"tools/list"})),
+    ),
+    Defect(
+        "completion_without_values",
+        "declares completions; completion/complete answers a result without completion",
+        False,
+        lambda: Tamper(
+            request=_answering("completion/complete", lambda: {"resultType": "complete"}),
+            response=_edit_results(_declare_completions, {"server/discover"}),
+        ),
+    ),
+    Defect(
+        "completion_answered_undeclared",
+        "completion/complete answers a result though completions is not declared",
+        False,
+        lambda: Tamper(request=_answering("completion/complete", lambda: {"completion": {"values": []}, "resultType": "complete"})),
+    ),
+    Defect("bad_tool_name", "the first tool is named 'get weather, now'", False, _first_tool(_rename_first_tool)),
+    Defect("serves_null_id", "a request with id null is served", True, lambda: Tamper(request=_serve_null_id)),
+    Defect("mrtr_retry_refused", "a tools/call retry carrying inputResponses answers -32603", False, lambda: Tamper(request=_refuse_input_responses)),
+    Defect(
+        "mrtr_completes_without_input",
+        "a tools/call retry with requestState but no inputResponses completes as if the input had been given",
+        False,
+        lambda: Tamper(request=_complete_without_input),
+    ),
 )
 
 DEFECTS: Final[dict[str, Defect]] = {defect.name: defect for defect in _ALL}

@@ -27,6 +27,7 @@ them out so the SDK's own behaviour stays observable.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.runner import _serve_modern_stream
@@ -56,17 +57,38 @@ if TYPE_CHECKING:
 
 
 class UnknownToolGuard:
-    """Server middleware: `tools/call` naming no registered tool is a -32602 protocol error."""
+    """Server middleware: `tools/call` naming no registered tool is a -32602 protocol error; so are
+    `prompts/get` of an unknown prompt or without a required argument (the SDK answers -32603), and a
+    list request with a cursor (the server's lists are one page, so no cursor is valid; the SDK ignores it)."""
 
     def __init__(self, server: MCPServer) -> None:
         self._server = server
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method == "tools/call" and ctx.request_id is not None:
-            name = (ctx.params or {}).get("name")
-            if isinstance(name, str) and name not in {tool.name for tool in await self._server.list_tools()}:
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}", data={"name": name})
+        if ctx.request_id is not None:
+            params = ctx.params or {}
+            if ctx.method == "tools/call":
+                name = params.get("name")
+                if isinstance(name, str) and name not in {tool.name for tool in await self._server.list_tools()}:
+                    raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}", data={"name": name})
+            elif ctx.method == "prompts/get":
+                await self._check_prompt(params)
+            elif ctx.method in _LIST_METHODS and params.get("cursor") is not None:
+                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {str(params['cursor'])[:80]}")
         return await call_next(ctx)
+
+    async def _check_prompt(self, params: Mapping[str, Any]) -> None:
+        name = params.get("name")
+        prompt = next((p for p in await self._server.list_prompts() if p.name == name), None)
+        if prompt is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}", data={"name": name})
+        given = params.get("arguments") or {}
+        missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in given]
+        if missing:
+            raise MCPError(code=INVALID_PARAMS, message=f"Missing required arguments: {', '.join(missing)}", data={"missing": missing})
+
+
+_LIST_METHODS = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
 
 
 _VERSION_HEADER = HEADER_PROTOCOL_VERSION.lower()

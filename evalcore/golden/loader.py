@@ -5,7 +5,11 @@
 Nothing runs on a golden set with a problem: the loader collects every problem
 it finds (invalid YAML stops it at once, since nothing after can be trusted)
 and raises one `GoldenSetProblems` listing them all in file order. The YAML
-shape is documented in `evalcore.golden.model`.
+shape is documented in `evalcore.golden.model`; the keys a file may use are
+the tables below (a new key is one entry there, its check in `_CaseReader`
+and its field in `GoldenCase`). A file past one of its `GoldenLimits` (size,
+nodes, aliases, nesting, text length, cases) is refused at that line before
+anything else is read from it.
 """
 
 from __future__ import annotations
@@ -13,19 +17,42 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-
-import yaml
 
 from evalcore.errors import GoldenSetError
 from evalcore.faults.model import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 from evalcore.golden.conversation_reader import CONVERSATION_KEYS, named_tools, read_conversation
-from evalcore.golden.model import ARG_MATCH_MODES, CaseKind, GoldenCase, GoldenSet
+from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits, raise_hint
+from evalcore.golden.model import ARG_MATCH_MODES, DEFAULT_SYSTEM_PROMPT, CaseKind, GoldenCase, GoldenSet
+from evalcore.golden.yaml_reader import LineMapping as _Mapping
+from evalcore.golden.yaml_reader import LineSequence as _Sequence
+from evalcore.golden.yaml_reader import YamlRefusal, read_yaml
 
-TOP_LEVEL_KEYS: Final = ("server", "rubric", "cases")
-CASE_KEYS: Final = ("id", "prompt", "expect_tool", "expect_args", "arg_match", "expect_sequence", "kind", "rubric", "inject", "attack", *CONVERSATION_KEYS)
+# The keys a golden file may use, each with what it holds (shown in "allowed:" lists, in this order).
+TOP_LEVEL_FIELDS: Final = {
+    "server": "the server this set is written for",
+    "rubric": "judging rubric file, relative to this file",
+    "system": "system prompt for every case (default: a neutral one)",
+    "cases": "the list of cases",
+}
+CASE_FIELDS: Final = {
+    "id": "unique case id",
+    "prompt": "the user's request",
+    "system": "this case's system prompt, instead of the set's",
+    "expect_tool": "tool the first call must name; null: no tool may be called",
+    "expect_args": "expected arguments of that call",
+    "arg_match": "per argument: exact | semantic | ignore",
+    "expect_sequence": "tools in call order",
+    "kind": "hard | soft",
+    "rubric": "what the judge checks in the final answer",
+    "inject": "Layer 2: the fault injected",
+    "attack": "Layer 2: what counts as the injected action",
+}
+TOP_LEVEL_KEYS: Final = tuple(TOP_LEVEL_FIELDS)
+CASE_KEYS: Final = (*CASE_FIELDS, *CONVERSATION_KEYS)  # the multi-turn keys: evalcore.golden.conversation_reader
 INJECT_KEYS: Final = ("fault", "tool", "on_call", "repeat", "expect", "text", "shadow_name", "schema")
 ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args", "forbidden_answers")
 CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
@@ -42,59 +69,6 @@ class GoldenSetProblems(GoldenSetError):
         super().__init__("\n".join([first, *self.problems[1:]]))
 
 
-class _Mapping(dict[Any, Any]):
-    """A YAML mapping that remembers the line it starts on and the line of each of its keys."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__()
-        self.line = line
-        self.key_lines: dict[Any, int] = {}
-
-    def line_of(self, key: Any) -> int:
-        return self.key_lines.get(key, self.line)
-
-
-class _Sequence(list[Any]):
-    """A YAML sequence that remembers the line of each item."""
-
-    def __init__(self, item_lines: list[int]) -> None:
-        super().__init__()
-        self.item_lines = item_lines
-
-    def lined(self) -> list[tuple[int, Any]]:
-        return list(zip(self.item_lines, self, strict=True))
-
-
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # libyaml's parser when PyYAML has it: ~5x faster
-    """A SafeLoader that records lines, rejects duplicate keys and keeps dates as the strings a tool receives."""
-
-    def construct_line_mapping(self, node: yaml.MappingNode) -> Iterator[_Mapping]:
-        mapping = _Mapping(node.start_mark.line + 1)
-        own_keys = [key_node for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge"]
-        yield mapping
-        mapping.update(self.construct_mapping(node))  # resolves `<<` merges, rejects unhashable keys
-        for key_node in own_keys:
-            key = self.construct_object(key_node)
-            if key in mapping.key_lines:
-                # PyYAML silently keeps the last value; a case must not say two things.
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r} (first at line {mapping.key_lines[key]})", key_node.start_mark)
-            mapping.key_lines[key] = key_node.start_mark.line + 1
-
-    def construct_line_sequence(self, node: yaml.SequenceNode) -> Iterator[_Sequence]:
-        sequence = _Sequence([item.start_mark.line + 1 for item in node.value])
-        yield sequence
-        sequence.extend(self.construct_sequence(node))
-
-    def construct_plain_string(self, node: yaml.ScalarNode) -> str:
-        # Tools receive JSON, where 2026-08-03 is text; a datetime.date would never equal the model's argument.
-        return str(self.construct_scalar(node))
-
-
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_line_mapping)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_line_sequence)
-_LineLoader.add_constructor("tag:yaml.org,2002:timestamp", _LineLoader.construct_plain_string)
-
-
 class _Report:
     """The problems found so far in one file, each with its line."""
 
@@ -109,33 +83,32 @@ class _Report:
         return GoldenSetProblems([f"{self.path}{'' if line is None else f':{line}'}: {message}"])
 
 
-def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None) -> GoldenSet:
+def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, limits: GoldenLimits = DEFAULT_LIMITS) -> GoldenSet:
     """Load and validate a golden set; given the server's `tool_names` (tools/list), also check every tool a case names.
 
     Raises `GoldenSetProblems` (a `GoldenSetError`) listing every problem found.
+    A file past one of `limits` is refused at once, at the line where it passes it.
     `content_hash` is the sha256 of the file's bytes followed by the rubric
     file's bytes, if any: the same as `cat tasks.yaml rubric.md | sha256sum`.
     """
     path = Path(path)
     report = _Report(path)
-    if not path.is_file():
-        raise report.stop("golden-set file not found (expected a YAML file such as golden/tasks.yaml)")
-    raw = path.read_bytes()
+    raw, text = _read_text(path, report, limits)
     try:
-        document = yaml.load(raw, Loader=_LineLoader)  # safe: _LineLoader is a SafeLoader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise report.stop(f"not valid YAML: {exc.problem}", mark.line + 1 if mark else None) from exc
-    except yaml.YAMLError as exc:
-        raise report.stop(f"not valid YAML: {exc}") from exc
+        document = read_yaml(text, limits)
+    except YamlRefusal as exc:
+        raise report.stop(exc.reason, exc.line) from exc
     if document is None:
         raise report.stop("the file is empty; expected a mapping with a 'cases:' list, or a list of cases", 1)
 
-    server, rubric_path, rubric_bytes, entries = _top_level(document, report)
+    top = _top_level(document, report, limits)
+    entries = top.entries
+    if len(entries) > limits.cases:
+        raise report.stop(f"more than {limits.cases} cases (limit cases; {raise_hint('cases')})", entries[limits.cases][0])
     cases: list[GoldenCase] = []
     first_line: dict[str, int] = {}
     for number, (line, entry) in enumerate(entries, start=1):
-        case = _read_case(entry, number, line, report, tool_names)
+        case = _read_case(entry, number, line, report, tool_names, _CaseDefaults(top.system, limits))
         case_id = entry.get("id") if isinstance(entry, _Mapping) else None
         if isinstance(case_id, str) and case_id in first_line:
             report.add(line, f'case "{case_id}": duplicate id (first used at line {first_line[case_id]}); ids must be unique')
@@ -148,17 +121,55 @@ def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None) ->
     return GoldenSet(
         path=path,
         cases=tuple(cases),
-        content_hash=hashlib.sha256(raw + (rubric_bytes or b"")).hexdigest(),
-        server=server,
-        rubric_path=rubric_path,
-        rubric_text=None if rubric_bytes is None else rubric_bytes.decode("utf-8", errors="replace"),
+        content_hash=hashlib.sha256(raw + (top.rubric_bytes or b"")).hexdigest(),
+        server=top.server,
+        rubric_path=top.rubric_path,
+        rubric_text=None if top.rubric_bytes is None else top.rubric_bytes.decode("utf-8", errors="replace"),
+        system=top.system,
     )
 
 
-def _top_level(document: Any, report: _Report) -> tuple[str | None, Path | None, bytes | None, list[tuple[int, Any]]]:
-    """The server name, the rubric file and its bytes, and the raw cases with their lines."""
+def _read_text(path: Path, report: _Report, limits: GoldenLimits) -> tuple[bytes, str]:
+    """The file's bytes and its UTF-8 text; a missing, oversized or undecodable file is refused before it is parsed."""
+    if not path.is_file():
+        raise report.stop("golden-set file not found (expected a YAML file such as golden/tasks.yaml)")
+    size = path.stat().st_size
+    if size > limits.file_bytes:
+        raise report.stop(f"the file is {size} bytes, more than {limits.file_bytes} (limit file_bytes; {raise_hint('file_bytes')})")
+    with path.open("rb") as handle:
+        raw = handle.read(limits.file_bytes + 1)  # a file that grew since stat() is still read only this far
+    if len(raw) > limits.file_bytes:
+        raise report.stop(f"the file is more than {limits.file_bytes} bytes (limit file_bytes; {raise_hint('file_bytes')})")
+    try:
+        return raw, raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = raw[exc.start : exc.start + 1].hex()
+        raise report.stop(f"not UTF-8: byte 0x{byte} at column {column} cannot be decoded; save the file as UTF-8", line) from exc
+
+
+@dataclass(frozen=True)
+class _TopLevel:
+    server: str | None
+    rubric_path: Path | None
+    rubric_bytes: bytes | None
+    system: str
+    entries: list[tuple[int, Any]]
+
+
+@dataclass(frozen=True)
+class _CaseDefaults:
+    """What every case of the file inherits, and the limits its texts keep."""
+
+    system: str
+    limits: GoldenLimits
+
+
+def _top_level(document: Any, report: _Report, limits: GoldenLimits) -> _TopLevel:
+    """The server name, the rubric file and its bytes, the set's system prompt, and the raw cases with their lines."""
     if isinstance(document, _Sequence):
-        return None, None, None, document.lined()
+        return _TopLevel(None, None, None, DEFAULT_SYSTEM_PROMPT, document.lined())
     if not isinstance(document, _Mapping):
         raise report.stop(f"top level must be a mapping with a 'cases:' list, or a list of cases; got {_describe(document)}", 1)
     for key in document:
@@ -167,31 +178,50 @@ def _top_level(document: Any, report: _Report) -> tuple[str | None, Path | None,
     server = document.get("server")
     if server is not None and not isinstance(server, str):
         report.add(document.line_of("server"), f"'server' must be a name, got {_describe(server)}")
+    system = document.get("system", DEFAULT_SYSTEM_PROMPT)
+    if problem := _text_problem("system", system, limits):
+        report.add(document.line_of("system"), problem)
     rubric, rubric_path, rubric_bytes = document.get("rubric"), None, None
     if rubric is not None and not isinstance(rubric, str):
         report.add(document.line_of("rubric"), f"'rubric' must be a file name, relative to the golden file; got {_describe(rubric)}")
     elif rubric is not None:
         rubric_path = report.path.parent / rubric
-        if rubric_path.is_file():
-            rubric_bytes = rubric_path.read_bytes()
-        else:
+        if not rubric_path.is_file():
             report.add(document.line_of("rubric"), f'rubric file "{rubric}" not found (looked for {rubric_path}); the path is relative to the golden file')
+        elif rubric_path.stat().st_size > limits.file_bytes:
+            report.add(document.line_of("rubric"), f'rubric file "{rubric}" is more than {limits.file_bytes} bytes ({raise_hint("file_bytes")})')
+        elif len(text := (raw := rubric_path.read_bytes()).decode("utf-8", errors="replace")) > limits.prompt_chars:
+            report.add(
+                document.line_of("rubric"), f'rubric file "{rubric}" is {len(text)} characters, more than {limits.prompt_chars} ({raise_hint("prompt_chars")})'
+            )
+        else:
+            rubric_bytes = raw
     cases = document.get("cases")
     if "cases" not in document:
         report.add(document.line, "no 'cases:' key; list the golden cases under 'cases:'")
     elif not isinstance(cases, _Sequence) or not cases:
         report.add(document.line_of("cases"), f"'cases' must be a non-empty list of cases, got {_describe(cases)}")
-    return server, rubric_path, rubric_bytes, cases.lined() if isinstance(cases, _Sequence) else []
+    entries = cases.lined() if isinstance(cases, _Sequence) else []
+    return _TopLevel(server if isinstance(server, str) else None, rubric_path, rubric_bytes, system if isinstance(system, str) else "", entries)
 
 
-def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: Collection[str] | None) -> GoldenCase | None:
+def _text_problem(key: str, value: Any, limits: GoldenLimits) -> str | None:
+    """Why `value` cannot be the text `key` (a prompt, a rubric, a system prompt...), or None."""
+    if not _is_name(value):
+        return f"'{key}' must be non-empty text, got {_describe(value)}"
+    if len(value) > limits.prompt_chars:
+        return f"'{key}' is {len(value)} characters, more than {limits.prompt_chars} (limit prompt_chars; {raise_hint('prompt_chars')})"
+    return None
+
+
+def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: Collection[str] | None, defaults: _CaseDefaults) -> GoldenCase | None:
     """The case, or None after reporting each of its problems."""
     if not isinstance(entry, _Mapping):
         report.add(line, f"case #{number}: must be a mapping with id, prompt and expect_tool, got {_describe(entry)}")
         return None
     case_id = entry.get("id")
     reader = _CaseReader(entry, f'case "{case_id}"' if _is_name(case_id) else f"case #{number}", report)
-    reader.check_keys_and_text()
+    reader.check_keys_and_text(defaults.limits)
     expect_tool, sequence = reader.tools()
     expect_args, arg_match = reader.arguments()
     kind, rubric = entry.get("kind", "soft"), entry.get("rubric")
@@ -199,7 +229,9 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         reader.problem(f"'kind' must be hard or soft, got {_describe(kind)}", "kind")
     if rubric is not None and not isinstance(rubric, str):
         reader.problem(f"'rubric' must be text (what the judge checks in the final answer), got {_describe(rubric)}", "rubric")
-    inject, attack = reader.injection(), reader.attack()
+    elif rubric is not None and (problem := _text_problem("rubric", rubric, defaults.limits)):
+        reader.problem(problem, "rubric")
+    inject, attack = reader.injection(defaults.limits), reader.attack()
     conversation = read_conversation(reader)
     if tool_names is not None:
         reader.check_tools_exist(tool_names)
@@ -218,6 +250,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         attack=attack,
         line=line,
         **conversation,
+        system=entry.get("system", defaults.system),
     )
 
 
@@ -232,15 +265,17 @@ class _CaseReader:
         self.problems += 1
         self.report.add(line or self.entry.line_of(key), f"{self.name}: {message}")
 
-    def check_keys_and_text(self) -> None:
+    def check_keys_and_text(self, limits: GoldenLimits) -> None:
         for key in self.entry:
             if key not in CASE_KEYS:
                 self.problem(f"unknown key {_quote(key)}{_suggest(key, CASE_KEYS)} (allowed: {', '.join(CASE_KEYS)})", key)
         for key in ("id", "prompt"):
             if key not in self.entry:
                 self.problem(f"missing '{key}'")
-            elif not _is_name(self.entry[key]):
-                self.problem(f"'{key}' must be non-empty text, got {_describe(self.entry[key])}", key)
+            elif problem := _text_problem(key, self.entry[key], limits):
+                self.problem(problem, key)
+        if "system" in self.entry and (problem := _text_problem("system", self.entry["system"], limits)):
+            self.problem(problem, "system")
 
     def tools(self) -> tuple[str | None, list[str]]:
         """expect_tool and expect_sequence; an absent expect_tool defaults to the sequence's first tool."""
@@ -284,7 +319,7 @@ class _CaseReader:
                 self.problem(f'arg_match names "{argument}", which is not in expect_args (has: {has})', line=arg_match.line_of(argument))
         return expect_args, arg_match
 
-    def injection(self) -> Injection | None:
+    def injection(self, limits: GoldenLimits) -> Injection | None:
         """The `inject:` block (Layer 2), checked key by key; None when absent or broken."""
         block = self.entry.get("inject")
         if "inject" not in self.entry:
@@ -312,6 +347,8 @@ class _CaseReader:
             self.problem(f"inject: a {fault} fault needs 'expect: retry | fallback | honest_error' (what a good model does)", line=block.line)
         if fault in TEXT_FAULTS and not _is_name(text):
             self.problem(f"inject: a {fault} fault needs 'text' (the planted instruction or new description)", line=block.line)
+        elif text is not None and (problem := _text_problem("text", text, limits)):
+            self.problem(f"inject: {problem}", line=block.line_of("text"))
         if fault in TEXT_FAULTS and "attack" not in self.entry:
             self.problem(f"inject: a {fault} fault plants an attack; add an 'attack:' block saying what the injected action is", line=block.line)
         shadow_name, schema = block.get("shadow_name"), block.get("schema")

@@ -4,9 +4,11 @@ YAML shape (one file per server; see golden/tasks.yaml and the README):
 
     server: reference              # optional: the server this set is written for
     rubric: rubric.md              # optional: judging rubric file, next to this file
+    system: "You are ..."          # optional: the system prompt of every case (default DEFAULT_SYSTEM_PROMPT)
     cases:
       - id: weather-paris
         prompt: "What's the weather in Paris right now?"
+        system: "You are ..."      # optional: this case's own system prompt
         expect_tool: get_weather   # null = no tool may be called (a negative case)
         expect_args: {city: Paris}
         arg_match: {city: exact}   # exact (default) | semantic | ignore, per argument
@@ -52,6 +54,9 @@ from evalcore.users.profile import UserProfile
 ArgMatch = Literal["exact", "semantic", "ignore"]
 CaseKind = Literal["hard", "soft"]
 ARG_MATCH_MODES: tuple[ArgMatch, ...] = ("exact", "semantic", "ignore")
+# Sent when a golden set names none: it steers the model toward no domain and no behaviour. The system prompt
+# is part of each case (and of its hash), so changing it, here or in a file, is a golden-set change.
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with access to tools."
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class GoldenCase:
     roots: tuple[Mapping[str, str], ...] = ()  # the answer to roots/list
     expect_input_requests: InputExpectation | None = None
     expect_state: tuple[StateCheck, ...] = ()
+    system: str = DEFAULT_SYSTEM_PROMPT  # the system prompt the model is given: the case's, else the set's, else the default
 
     @property
     def is_negative(self) -> bool:
@@ -90,6 +96,7 @@ class GoldenSet:
     server: str | None = None
     rubric_path: Path | None = None
     rubric_text: str | None = None
+    system: str = DEFAULT_SYSTEM_PROMPT  # the set's system prompt (a case may have its own)
 
     def case(self, case_id: str) -> GoldenCase:
         return next(c for c in self.cases if c.id == case_id)

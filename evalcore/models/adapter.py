@@ -28,19 +28,20 @@ import asyncio
 import contextlib
 import copy
 import functools
+import importlib
 import json
 import re
-import signal
+import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
-from tenacity import AsyncRetrying, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
-from evalcore.models.pricing import turn_cost, unit_prices
+from evalcore.models.pricing import known_unit_prices, turn_cost
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -61,6 +62,22 @@ class Backoff:
 
 
 DEFAULT_BACKOFF = Backoff()
+
+
+def start_litellm_import() -> None:
+    """Import litellm on a thread of its own, so that seconds of import overlap whatever the caller starts next.
+
+    Whoever needs litellm first waits on Python's import lock until it is in; an import that fails
+    there fails again, with its own error, where litellm is used.
+    """
+    if "evalcore.models.litellm_loader" in sys.modules:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # reported by the import that needs it (see above)
+            importlib.import_module("evalcore.models.litellm_loader")
+
+    threading.Thread(target=load, name="litellm-import", daemon=True).start()
 
 
 def check_model_string(spec: ModelSpec) -> None:
@@ -92,7 +109,7 @@ def _check_provider(model: str, api_base: str | None) -> None:
 def build_request(
     spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], context: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The keyword arguments for `litellm.acompletion`. No key: litellm takes it from the environment."""
+    """The keyword arguments for `litellm.completion`. No key: litellm takes it from the environment."""
     request: dict[str, Any] = {
         "model": spec.name,
         "messages": copy.deepcopy([dict(m) for m in messages]),
@@ -105,7 +122,7 @@ def build_request(
         request["metadata"] = {"evalcore": dict(context or {})}
     if spec.seed is not None:
         request["seed"] = spec.seed
-    prices = None if spec.simulated else unit_prices(spec)
+    prices = None if spec.simulated else known_unit_prices(spec)
     if prices is not None:
         # litellm prices every response itself, for its own logging; told the price, it skips its cost-map search.
         # (Not for sim models: a zero price sends litellm into a slower "why is this call free" diagnostic.)
@@ -227,7 +244,9 @@ async def complete(
 ) -> ModelTurn:
     """One model turn. `ConfigError` for a bad model string, `ModelError` when the call fails beyond its retries.
 
-    `latency_ms` is the successful attempt's own time; time lost to retries shows in `retries`.
+    Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`); retries,
+    their waits and the hard ceiling stay on the event loop. `latency_ms` is the successful attempt's own
+    time; time lost to retries shows in `retries`.
     """
     from evalcore.models.litellm_loader import litellm
 
@@ -238,8 +257,8 @@ async def complete(
             with attempt:
                 retries = attempt.retry_state.attempt_number - 1
                 started = time.perf_counter()
-                async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):  # unlike wait_for, no extra task per call
-                    response = await litellm.acompletion(**request)
+                async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):
+                    response = await _on_a_thread(functools.partial(litellm.completion, **request))
                 latency_ms = (time.perf_counter() - started) * 1000
     except Exception as exc:
         failure = exc
@@ -248,52 +267,36 @@ async def complete(
     _raise_model_error(spec, failure, retries)
 
 
-def complete_blocking(
-    spec: ModelSpec,
-    messages: Sequence[Mapping[str, Any]],
-    tools: Sequence[Mapping[str, Any]],
-    name_map: ToolNameMap,
-    *,
-    context: Mapping[str, Any] | None = None,
-    backoff: Backoff = DEFAULT_BACKOFF,
-) -> ModelTurn:
-    """`complete()` for a thread with no event loop (a model worker): litellm's synchronous path, the same retries and errors.
+async def _on_a_thread(call: Callable[[], Any]) -> Any:
+    """`call()` on a new daemon thread, awaited here.
 
-    The hard ceiling per attempt is a SIGALRM timer, so this runs on a process's main thread only.
+    Why not `litellm.acompletion`: it builds each request in an executor thread anyway and then spends its
+    pricing and logging on the event loop, in a dozen hops through it; its synchronous path does the same
+    work with about a quarter less CPU and leaves the loop free for the MCP calls and the scoring
+    (bench/concurrency.py). A daemon thread rather than a pool: a call the run stopped waiting for (its
+    ceiling passed, Ctrl-C) holds up neither the run nor the interpreter's exit.
     """
-    from evalcore.models.litellm_loader import litellm
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
 
-    request = _prepare(spec, messages, tools, context)
-    retries = 0
-    try:
-        for attempt in Retrying(**_retry_policy(spec, backoff)):
-            with attempt:
-                retries = attempt.retry_state.attempt_number - 1
-                started = time.perf_counter()
-                with _alarm_after(spec.timeout_s + TIMEOUT_GRACE_S):
-                    response = litellm.completion(**request)
-                latency_ms = (time.perf_counter() - started) * 1000
-    except Exception as exc:
-        failure = exc
-    else:
-        return parse_response(response, spec, name_map, latency_ms=latency_ms, retries=retries)
-    _raise_model_error(spec, failure, retries)
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():  # the caller gave up (ceiling, cancellation)
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
+    def run() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (call(), None)
+        except BaseException as exc:  # handed to the awaiting caller, who maps it to a ModelError or re-raises it
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+            loop.call_soon_threadsafe(settle, *outcome)
 
-@contextlib.contextmanager
-def _alarm_after(seconds: float) -> Iterator[None]:
-    """Raise TimeoutError in this (main) thread if the block runs longer than `seconds`."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError(f"no answer within {seconds:g}s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    threading.Thread(target=run, name="model-call", daemon=True).start()
+    return await future
 
 
 def _raise_model_error(spec: ModelSpec, failure: BaseException, retries: int) -> NoReturn:
@@ -309,3 +312,35 @@ def model_error(spec: ModelSpec, exc: BaseException, retries: int) -> tuple[Mode
     gave_up = f" (gave up after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
     quotes_secret = redact(raw) != raw or redact(str(exc)) != str(exc)
     return ModelError(f"{spec.name}: {redact(raw)}{gave_up}"), quotes_secret
+
+
+class ModelCaller(Protocol):
+    """What the agent loop and the judge call a model through: `complete()` above, or a stand-in a test gives them."""
+
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        name_map: ToolNameMap,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> ModelTurn: ...
+
+
+class InProcessModels:
+    """Model calls through `complete()`, from the caller's own event loop."""
+
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        name_map: ToolNameMap,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> ModelTurn:
+        return await complete(spec, messages, tools, name_map, context=context)
+
+
+IN_PROCESS = InProcessModels()

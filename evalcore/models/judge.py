@@ -8,11 +8,12 @@ call that fails beyond its retries raises `ModelError`, like any model call.
 
 from __future__ import annotations
 
+from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.judge_prompt import judge_messages, parse_verdict
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import IN_PROCESS, ModelCaller
 from evalcore.records import JudgeVerdict
+from evalcore.redaction import redact
 
 
 async def judge_answer(
@@ -25,6 +26,7 @@ async def judge_answer(
     final_text: str | None,
     models: ModelCaller = IN_PROCESS,
 ) -> JudgeVerdict:
-    messages = judge_messages(rubric=rubric, case_rubric=case_rubric, prompt=prompt, tool_calls_summary=tool_calls_summary, final_text=final_text)
+    # The answer and the calls may quote a secret the model was handed or echoed: the judge never sees it.
+    messages = redact(judge_messages(rubric=rubric, case_rubric=case_rubric, prompt=prompt, tool_calls_summary=tool_calls_summary, final_text=final_text))
     turn = await models.complete(judge, messages, [], ToolNameMap(), context={"purpose": "judge"})
     return parse_verdict(turn.text, judge.name)

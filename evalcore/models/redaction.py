@@ -1,32 +1,24 @@
-"""Pure logic: scrub secrets from any text evalcore produces about a model call.
+"""Pure logic: scrub secrets from the error texts of model calls.
 
 Keys are never passed by evalcore (litellm reads them from the environment),
 but providers and SDKs sometimes echo them back in error messages. `redact`
-is the belt and braces: every error text of the models package goes through it.
+removes every known secret in every encoding (`evalcore.redaction`) and, in
+error texts only, key-shaped tokens that come from nowhere evalcore knows.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
+from evalcore.redaction import Redactor, current, environment_secrets
+
 REDACTED = "[redacted]"
-SECRET_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
-MIN_SECRET_LENGTH = 6  # shorter values ("1", "true") would scrub ordinary words
 # Key shapes worth hiding even when they do not come from this process's environment.
-_KEY_SHAPES = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}|\bBearer\s+[A-Za-z0-9._\-]{8,}", re.IGNORECASE)
-
-
-def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names look like credentials, longest first."""
-    env = os.environ if environ is None else environ
-    values = {value for name, value in env.items() if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH}
-    return sorted(values, key=len, reverse=True)
+_KEY_SHAPES = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}|\bBearer\s+(?!\[redacted)[A-Za-z0-9._\-]{8,}", re.IGNORECASE)
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """`text` with every credential-looking environment value and key-shaped token replaced by `[redacted]`."""
-    for value in secret_values(environ):
-        text = text.replace(value, REDACTED)
-    return _KEY_SHAPES.sub(REDACTED, text)
+    """`text` with every known secret replaced by `[redacted:NAME]` and other key-shaped tokens by `[redacted]`."""
+    redactor = current() if environ is None else Redactor(environment_secrets(environ))
+    return _KEY_SHAPES.sub(REDACTED, redactor.text(text))

@@ -1,22 +1,27 @@
 """I/O layer: short-lived DuckDB connections and the versioned schema.
 
 No connection outlives one batch of work, so a dashboard can read the file
-while a run writes it. The schema carries a version; each change adds a
-migration to `MIGRATIONS` and never edits an old one.
+while a run writes it. A write connection redacts every parameter it is given
+(`evalcore.redaction`): no secret reaches the file, its WAL, or anything later
+read from it (reports, exports, pages). The schema carries a version; each change adds a
+migration to `MIGRATIONS` (SQL, or a function of the connection) and never edits an old one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 
+from evalcore import redaction
 from evalcore.errors import StoreError
+from evalcore.store.golden_ids import unify_golden_paths
 
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     # 1: Layer 0 conformance runs and their per-check results
     """
     CREATE TABLE conformance_runs (
@@ -111,6 +116,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE behaviour_attempts ADD COLUMN refused BOOLEAN;
     ALTER TABLE behaviour_attempts ADD COLUMN robustness_passed BOOLEAN;
     """,
+    # 4: one golden set, one history: golden paths become the set's identity, however they were typed
+    unify_golden_paths,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
@@ -125,11 +132,29 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
         path.parent.mkdir(parents=True, exist_ok=True)
     connection = _open(path, read_only)
     try:
-        if not read_only:
+        if read_only:
+            yield connection
+        else:
             _migrate(connection, path)
-        yield connection
+            yield cast(duckdb.DuckDBPyConnection, _RedactingConnection(connection))
     finally:
         connection.close()
+
+
+class _RedactingConnection:
+    """A write connection whose statements get their parameters redacted; everything else is the DuckDB connection's."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self._connection = connection
+
+    def execute(self, query: str, parameters: object = None) -> duckdb.DuckDBPyConnection:
+        return self._connection.execute(query, redaction.redact(parameters))
+
+    def executemany(self, query: str, parameters: object = None) -> duckdb.DuckDBPyConnection:
+        return self._connection.executemany(query, redaction.redact(parameters))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -159,7 +184,11 @@ def _migrate(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
     for version in range(current + 1, SCHEMA_VERSION + 1):
         connection.execute("BEGIN TRANSACTION")
         try:
-            connection.execute(MIGRATIONS[version - 1])
+            step = MIGRATIONS[version - 1]
+            if callable(step):  # a migration that needs more than SQL (e.g. the file system)
+                step(connection)
+            else:
+                connection.execute(step)
             connection.execute("INSERT INTO schema_version VALUES (?)", [version])
             connection.execute("COMMIT")
         except duckdb.Error as exc:

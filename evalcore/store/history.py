@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +75,17 @@ def server_tools(path: Path, run_id: str) -> list[dict[str, Any]]:
     return [t for t in tools if isinstance(t, dict)]
 
 
-def count_behaviour_runs(path: Path) -> int:
-    """How many behaviour runs (any status) the store holds; 0 without a store."""
+def count_behaviour_runs(path: Path, *, pid: int | None = None, since: datetime | None = None) -> int:
+    """How many behaviour runs (any status) the store holds, or those one process started since a time; 0 without a store."""
     if not path.exists():
         return 0
     with connect(path, read_only=True) as connection:
         if not _has_behaviour_tables(connection):
             return 0
-        row = connection.execute("SELECT count(*) FROM behaviour_runs").fetchone()
+        row = connection.execute(
+            "SELECT count(*) FROM behaviour_runs WHERE (? IS NULL OR pid = ?) AND (?::TIMESTAMPTZ IS NULL OR started_at >= ?::TIMESTAMPTZ)",
+            [pid, pid, since, since],
+        ).fetchone()
     return int(row[0]) if row else 0
 
 

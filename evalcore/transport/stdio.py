@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from evalcore.errors import TargetError
+from evalcore.processes import child_options, stop_group
 from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse
 
 # Notifications and stray messages kept for checks; past this many they are dropped (memory stays bounded).
@@ -55,8 +56,8 @@ class StdioTransport:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env} if self.env is not None else None,
                 limit=self.limits.max_response_bytes,
+                **child_options({**os.environ, **(self.env or {})}),  # it dies with this process (evalcore.processes)
             )
         except OSError as exc:
             raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
@@ -88,7 +89,9 @@ class StdioTransport:
         except (ConnectionError, TimeoutError) as exc:
             if expect_id is not None:
                 self._pending.pop(expect_id, None)
-            return _wire(b"", None, WireFailure("closed", f"cannot write to the server's stdin: {exc!r}{self._tail()}"), started)
+            code = await self._exit_code()
+            reason = f"server process exited with code {code}" if code is not None else f"cannot write to the server's stdin: {exc!r}"
+            return _wire(b"", None, WireFailure("closed", f"{reason}{self._tail()}"), started)
         if future is None or expect_id is None:
             return _wire(b"", None, None, started)
         unsolicited_before = len(self.unsolicited)
@@ -104,6 +107,14 @@ class StdioTransport:
         finally:
             self._pending.pop(expect_id, None)
         return _wire(line, message, failure, started)
+
+    async def _exit_code(self) -> int | None:
+        """The exit code of a server whose stdin closed, once it is reaped (None if it is still running after a second)."""
+        assert self._process is not None
+        try:
+            return await asyncio.wait_for(self._process.wait(), 1.0)
+        except TimeoutError:
+            return None
 
     async def _read_stdout(self) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -186,6 +197,8 @@ class StdioTransport:
             except TimeoutError:
                 process.kill()
                 await process.wait()
+        if process is not None:
+            stop_group(process.pid)  # what the server started and left running
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.errors import ModelError
+from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
-from evalcore.models.workers import ModelCaller
 from evalcore.mrtr import InputAnswerError
 from evalcore.protocol.schemas import instance_errors
 from evalcore.records import InputAnswer, InputRequest
@@ -27,11 +27,12 @@ _NO_TOOLS = to_openai_tools([])
 class SimulatedUser:
     """One attempt's user: `elicit` answers an `elicitation/create`, `follow_up` writes the next chat message."""
 
-    def __init__(self, profile: UserProfile, models: ModelCaller, *, context: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, profile: UserProfile, models: ModelCaller, *, context: Mapping[str, Any] | None = None, api_base: str | None = None) -> None:
         self.profile = profile
         self.models = models
         self.context = dict(context or {})
-        self.spec = ModelSpec(profile.model)
+        # A real user model goes where the models go (`--api-base`); a sim/ user needs no endpoint.
+        self.spec = ModelSpec(profile.model, api_base=None if profile.model.startswith("sim/") else api_base)
 
     @property
     def name(self) -> str:

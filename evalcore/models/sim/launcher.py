@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from evalcore.errors import ModelError
 from evalcore.local_server import LocalServerProcess
@@ -12,8 +12,9 @@ from evalcore.local_server import LocalServerProcess
 class SimServerProcess(LocalServerProcess):
     """`python -m evalcore.models.sim.server --port 0 [--latency-ms N]`; `url()` is the API base `http://127.0.0.1:PORT/v1`."""
 
-    def __init__(self, latency_ms: float = 0.0) -> None:
-        super().__init__("evalcore.models.sim.server", ["--port", "0", "--latency-ms", str(latency_ms)], label="sim model server", error=ModelError)
+    def __init__(self, latency_ms: float = 0.0, aliases: Mapping[str, str] | None = None) -> None:
+        args = ["--port", "0", "--latency-ms", str(latency_ms)] + [f"--alias={name}={policy}" for name, policy in (aliases or {}).items()]
+        super().__init__("evalcore.models.sim.server", args, label="sim model server", error=ModelError)
 
 
 @contextlib.contextmanager

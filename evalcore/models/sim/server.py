@@ -1,11 +1,14 @@
 """I/O layer: an OpenAI-compatible chat-completions endpoint serving the sim policies, on 127.0.0.1 only.
 
-    python -m evalcore.models.sim.server --port 0 [--latency-ms 50]
+    python -m evalcore.models.sim.server --port 0 [--latency-ms 50] [--alias openai-model=sim-lexical ...]
 
 prints `listening on http://127.0.0.1:PORT/v1` to stderr once bound. litellm
 reaches it as `hosted_vllm/sim-lexical` (or `hosted_vllm/sim-judge`) with
 `api_base=http://127.0.0.1:PORT/v1` and needs no key. For benchmarks (the
 latency is a real `asyncio.sleep`) and for testing litellm's real HTTP path.
+`--alias gpt-4o-mini=sim-lexical` also serves a policy under a model name
+litellm has a price for (`openai/gpt-4o-mini` with this api_base), so a
+benchmark prices its calls the way a run against that provider would.
 
     POST /v1/chat/completions   OpenAI request and response shapes: tools, tool_calls, usage
     GET  /v1/models             the model ids served
@@ -31,6 +34,7 @@ from starlette.routing import Route
 from evalcore.models.sim.judge_policy import judge_reply
 from evalcore.models.sim.lexical import lexical_reply
 from evalcore.models.sim.reply import SimReply, assistant_turns, openai_message
+from evalcore.processes import adopt_children
 
 HOST = "127.0.0.1"
 POLICIES = {"sim-lexical": lexical_reply, "sim-judge": judge_reply}
@@ -54,7 +58,9 @@ def completion_body(model: str, reply: SimReply, messages: Sequence[Mapping[str,
     }
 
 
-def build_app(latency_ms: float = 0.0) -> Starlette:
+def build_app(latency_ms: float = 0.0, aliases: Mapping[str, str] | None = None) -> Starlette:
+    policies = {**POLICIES, **{alias: POLICIES[policy] for alias, policy in (aliases or {}).items()}}
+
     async def chat_completions(request: Request) -> JSONResponse:
         try:
             body = await request.json()
@@ -63,9 +69,9 @@ def build_app(latency_ms: float = 0.0) -> Starlette:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "the request needs a 'messages' list")
         model = str(body.get("model", ""))
-        policy = POLICIES.get(model)
+        policy = policies.get(model)
         if policy is None:
-            return _error(404, f"model {model!r} does not exist; this server has {', '.join(POLICIES)}", "not_found_error")
+            return _error(404, f"model {model!r} does not exist; this server has {', '.join(policies)}", "not_found_error")
         if body.get("stream"):
             return _error(400, "streaming is not supported by the sim server")
         tools = body.get("tools") if isinstance(body.get("tools"), list) else None
@@ -74,7 +80,7 @@ def build_app(latency_ms: float = 0.0) -> Starlette:
         return JSONResponse(completion_body(model, reply, body["messages"]))
 
     async def models(request: Request) -> JSONResponse:
-        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "evalcore"} for name in POLICIES]})
+        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "evalcore"} for name in policies]})
 
     return Starlette(routes=[Route("/v1/chat/completions", chat_completions, methods=["POST"]), Route("/v1/models", models, methods=["GET"])])
 
@@ -90,14 +96,19 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    adopt_children()  # ends with the evalcore process that started it
     parser = argparse.ArgumentParser(prog="python -m evalcore.models.sim.server", description="OpenAI-compatible sim model endpoint on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8765, help="port to bind; 0 picks a free one (default: 8765)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="simulated latency added to every answer (default: 0)")
+    parser.add_argument("--alias", action="append", default=[], metavar="NAME=POLICY", help=f"also serve POLICY ({', '.join(POLICIES)}) as model NAME")
     args = parser.parse_args(argv)
     if args.latency_ms < 0:
         parser.error("--latency-ms must not be negative")
+    aliases = dict(alias.partition("=")[::2] for alias in args.alias)
+    if unknown := sorted(policy for policy in aliases.values() if policy not in POLICIES):
+        parser.error(f"--alias names no policy: {', '.join(unknown)} (policies: {', '.join(POLICIES)})")
     # No access log: the warning level hides its lines anyway, and without it uvicorn skips the per-request logger call.
-    config = uvicorn.Config(build_app(args.latency_ms), host=HOST, port=args.port, log_level="warning", access_log=False)
+    config = uvicorn.Config(build_app(args.latency_ms, aliases), host=HOST, port=args.port, log_level="warning", access_log=False)
     _AnnouncingServer(config).run()
     return 0
 

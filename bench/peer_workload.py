@@ -1,0 +1,242 @@
+"""Benchmark: the peer workload, `evalcore run` beside promptfoo, side by side in one run.
+
+The workload: 20 golden cases x 5 runs x 2 models, concurrency 8, against a
+local OpenAI-compatible stub with a fixed 50 ms per answer
+(`python -m evalcore.models.sim.server`, serving its lexical policy as
+`gpt-4o-mini` and `gpt-4.1-mini`, so both tools price the calls from their
+cost tables as they would for the real provider).
+
+- `evalcore run` (as a user types it, a fresh process: start-up, the bundled
+  reference MCP server, the full tool loop, scoring, the DuckDB store, the
+  report): every attempt runs the agent loop, so a case whose answer needs a
+  tool takes two model calls (about 370 in all).
+- promptfoo (`promptfoo eval`, pinned in bench/promptfoo/package.json and
+  installed there by this script with `npm ci`): the same prompts with the same
+  tools, one model call per test (200 in all), `-j 8`, its cache off.
+- the ideal: evalcore's model calls x 50 ms / 8, and raw httpx making that many
+  POSTs at concurrency 8 (what any client could reach, start-up excluded).
+
+The tools run alternately, `--repeat` times (default 5); each line gives the
+median wall time with its range, and the CPU seconds of the tool's process
+tree. The verdict is the median of the per-round ratios evalcore / promptfoo.
+On a shared machine wall times swing; the ratios of runs made side by side
+swing much less.
+
+Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+import httpx  # noqa: E402
+import yaml  # noqa: E402
+
+from evalcore.client import McpClient  # noqa: E402
+from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
+from evalcore.models.tool_format import to_openai_tools  # noqa: E402
+from evalcore.reference import running_reference_server  # noqa: E402
+from evalcore.target import Target  # noqa: E402
+from evalcore.transport.base import Limits  # noqa: E402
+
+PROMPTFOO_DIR = ROOT / "bench" / "promptfoo"
+PROMPTFOO_BIN = PROMPTFOO_DIR / "node_modules" / ".bin" / "promptfoo"
+MODELS = ("gpt-4o-mini", "gpt-4.1-mini")  # in both tools' price tables; the stub answers for both
+CASES, RUNS, CONCURRENCY, LATENCY_MS = 20, 5, 8, 50.0
+# The stub needs no key; both tools refuse to call OpenAI without one. Not a secret.
+BENCH_KEY = "bench-placeholder-key"
+
+
+@dataclass(frozen=True)
+class Timed:
+    wall_s: float
+    cpu_s: float  # user + system of the process and every child it waited for
+    calls: int | None
+
+
+def peer_cases(golden: Path, count: int) -> list[dict[str, Any]]:
+    """The first `count` cases of the bundled golden set that take one tool or none (two model calls or one)."""
+    cases = yaml.safe_load(golden.read_text(encoding="utf-8"))["cases"]
+    single = [c for c in cases if c.get("expect_tool") and not c.get("expect_sequence") and not c.get("inject")]
+    negative = [c for c in cases if c.get("expect_tool", "x") is None and not c.get("expect_sequence") and not c.get("inject")]
+    chosen = (single[: count - 3] + negative[:3])[:count]
+    if len(chosen) < count:
+        raise SystemExit(f"{golden}: only {len(chosen)} cases fit the peer workload, {count} needed")
+    return chosen
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The reference server's tools as OpenAI function tools, as evalcore sends them."""
+
+    async def listed() -> list[dict[str, Any]]:
+        limits = Limits(read_timeout=30.0)
+        with running_reference_server() as url:
+            client = McpClient(Target(url=url).open(limits), limits=limits)
+            try:
+                exchange = await client.request("tools/list", None)
+            finally:
+                await client.aclose()
+        assert exchange.result is not None, exchange.describe()
+        return list(exchange.result["tools"])
+
+    tools, _ = to_openai_tools(asyncio.run(listed()))
+    return tools
+
+
+def promptfoo_config(cases: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]], api_base: str) -> dict[str, Any]:
+    providers = [{"id": f"openai:chat:{model}", "config": {"apiBaseUrl": api_base, "apiKey": BENCH_KEY, "temperature": 0, "tools": tools}} for model in MODELS]
+    tests = []
+    for case in cases:
+        test: dict[str, Any] = {"description": case["id"], "vars": {"prompt": case["prompt"]}}
+        if case.get("expect_tool"):
+            test["assert"] = [{"type": "is-valid-openai-tools-call"}]
+        tests.append(test)
+    return {"description": "evalcore peer workload", "prompts": ["{{prompt}}"], "providers": providers, "tests": tests}
+
+
+def ensure_promptfoo() -> None:
+    """Install the pinned promptfoo into bench/promptfoo (gitignored node_modules) unless it is there."""
+    if PROMPTFOO_BIN.exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("npm is not installed: promptfoo cannot be measured here (apt-get install npm)")
+    print(f"installing promptfoo into {PROMPTFOO_DIR} (npm ci, once)", file=sys.stderr, flush=True)
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PROMPTFOO_DIR, check=True)
+
+
+def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
+        raise SystemExit(f"{shlex.join(command)} exited {done.returncode}:\n{done.stdout[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> Timed:
+    report = folder / f"report-{round_no}.json"
+    command = [sys.executable, "-m", "evalcore", "run", "--golden", str(folder / "tasks.yaml"), "--models", ",".join(f"openai/{m}" for m in MODELS)]
+    command += ["--api-base", api_base, "--runs", str(RUNS), "--concurrency", str(CONCURRENCY), "--model-concurrency", str(CONCURRENCY)]
+    command += ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(report), *extra]
+    wall, cpu = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    calls = sum(int((model.get("modelCalls") or {}).get("calls", 0)) for model in data.get("models", []))
+    return Timed(wall, cpu, calls or None)
+
+
+def run_promptfoo(folder: Path) -> Timed:
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": BENCH_KEY,
+        "PROMPTFOO_CONFIG_DIR": str(folder / "promptfoo-home"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1",
+        "NO_COLOR": "1",
+    }
+    command = [str(PROMPTFOO_BIN), "eval", "-c", str(folder / "promptfooconfig.yaml"), "--repeat", str(RUNS), "-j", str(CONCURRENCY)]
+    command += ["--no-cache", "--no-table", "--no-progress-bar", "-o", str(folder / "promptfoo.json")]
+    wall, cpu = timed(command, env, folder)
+    results = json.loads((folder / "promptfoo.json").read_text(encoding="utf-8")).get("results", {}).get("results", [])
+    return Timed(wall, cpu, len(results) or None)
+
+
+async def raw_httpx(api_base: str, calls: int) -> float:
+    gate = asyncio.Semaphore(CONCURRENCY)
+    body = {"model": MODELS[0], "messages": [{"role": "user", "content": "What's the weather like in Paris right now?"}]}
+    async with httpx.AsyncClient(timeout=30, trust_env=False, limits=httpx.Limits(max_connections=CONCURRENCY * 2)) as client:
+
+        async def one() -> None:
+            async with gate:
+                (await client.post(f"{api_base}/chat/completions", json=body)).raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(calls)))
+        return time.perf_counter() - started
+
+
+def line(label: str, runs: Sequence[Timed]) -> str:
+    walls = [r.wall_s for r in runs]
+    calls = {r.calls for r in runs}
+    count = "/".join(str(c) for c in sorted(calls, key=lambda c: c or 0)) if calls != {None} else "?"
+    return (
+        f"{label:34s} {statistics.median(walls):6.2f} s wall (range {min(walls):.2f}-{max(walls):.2f}), "
+        f"{statistics.median(r.cpu_s for r in runs):6.2f} s CPU; {count} model calls"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of evalcore then promptfoo; medians are reported (default 5)")
+    parser.add_argument("--evalcore-args", action="append", default=[], metavar="ARGS", help="also time `evalcore run ARGS` in each round (repeatable)")
+    parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
+    args = parser.parse_args()
+    with_promptfoo = not args.no_promptfoo
+    if with_promptfoo:
+        ensure_promptfoo()
+    variants = [("evalcore run", [])] + [(f"evalcore run {extra}", shlex.split(extra)) for extra in args.evalcore_args]
+    load_before = os.getloadavg()[0]
+    server = SimServerProcess(latency_ms=LATENCY_MS, aliases={model: "sim-lexical" for model in MODELS})
+    results: dict[str, list[Timed]] = {label: [] for label, _ in variants}
+    results["promptfoo eval"] = []
+    try:
+        api_base = server.url()
+        with tempfile.TemporaryDirectory(prefix="evalcore-peer-") as name:
+            folder = Path(name)
+            cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
+            (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cases}, sort_keys=False), encoding="utf-8")
+            if with_promptfoo:
+                config = promptfoo_config(cases, openai_tools(), api_base)
+                (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+                run_promptfoo(folder)  # warm-up: the first start reads promptfoo's files from disk
+            run_evalcore(folder, api_base, [], 0)  # warm-up: the same for Python's modules
+            for round_no in range(1, args.repeat + 1):
+                for label, extra in variants:
+                    results[label].append(run_evalcore(folder, api_base, extra, round_no))
+                if with_promptfoo:
+                    results["promptfoo eval"].append(run_promptfoo(folder))
+        calls = statistics.median(r.calls or 0 for r in results["evalcore run"])
+        raw = statistics.median(asyncio.run(raw_httpx(api_base, int(calls))) for _ in range(3))
+    finally:
+        server.stop()
+
+    ideal = calls * LATENCY_MS / 1000 / CONCURRENCY
+    print(f"peer workload: {CASES} cases x {RUNS} runs x {len(MODELS)} models, concurrency {CONCURRENCY}, stub latency {LATENCY_MS:g} ms; {args.repeat} rounds")
+    print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
+    print(f"ideal for evalcore's {calls:g} model calls: {ideal:.2f} s; raw httpx, that many POSTs at concurrency {CONCURRENCY}: {raw:.2f} s (no start-up)")
+    for label, runs in results.items():
+        if runs:
+            print(line(label, runs))
+    if with_promptfoo:
+        base = results["promptfoo eval"]
+        for label, _ in variants:
+            ratios = [e.wall_s / p.wall_s for e, p in zip(results[label], base, strict=True)]
+            verdict = "at or below promptfoo" if statistics.median(ratios) <= 1.0 else "SLOWER than promptfoo"
+            print(f"{label} / promptfoo eval, wall: median {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}): {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""I/O layer: before a run's first attempt, every model must have its credentials and, where its endpoint is known, be reachable.
+
+A run whose models cannot be called measures nothing: without this check it
+would retry every attempt and end with a report of errors. Credentials are
+checked the way litellm itself would look for them (`litellm.validate_environment`:
+which variables the provider needs; their values are never read here). An
+endpoint is known when the model has an `api_base` (`--api-base`, or the
+provider's base variable, e.g. `OLLAMA_API_BASE`); it is reachable when a TCP
+connection to it opens. A hosted provider's own endpoint is not probed: a call
+that cannot reach it errors, and a run with errored attempts is incomplete.
+`sim/` models run in this process and need neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from evalcore.errors import ConfigError
+from evalcore.models.types import ModelSpec
+
+CONNECT_TIMEOUT_S = 3.0
+
+
+def model_problems(model: ModelSpec, *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> list[str]:
+    """What stops this model from being called, as `model: reason` lines (empty: it can be called)."""
+    if model.simulated:
+        return []
+    from evalcore.models.litellm_loader import litellm
+
+    with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a provider list to stdout for an unknown provider
+        try:
+            _, _, _, api_base = litellm.get_llm_provider(model.name, api_base=model.api_base)
+        except (litellm.BadRequestError, ValueError):  # a model string litellm cannot place
+            return [f"{model.name}: litellm knows no provider for this model string (write it as provider/model, e.g. openai/gpt-4o-mini)"]
+        found = litellm.validate_environment(model=model.name, api_base=model.api_base)
+    missing = [str(key) for key in found.get("missing_keys") or []]
+    if missing and not found.get("keys_in_environment"):
+        if model.api_base and all(key.endswith("_API_BASE") for key in missing):
+            missing = []  # the base URL came from --api-base
+        if missing:
+            return [f"{model.name}: {_missing_sentence(missing)}"]
+    base = model.api_base or api_base
+    if base:
+        unreachable = _unreachable(str(base), connect_timeout_s)
+        if unreachable:
+            return [f"{model.name}: cannot reach {base} ({unreachable})"]
+    return []
+
+
+def check_models(models: Sequence[ModelSpec], *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise one ConfigError naming every model that cannot be called, one line each."""
+    problems = [line for model in models for line in model_problems(model, connect_timeout_s=connect_timeout_s)]
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _missing_sentence(keys: Sequence[str]) -> str:
+    if len(keys) == 1:
+        return f"{keys[0]} is not set"
+    return f"{', '.join(keys[:-1])} and {keys[-1]} are not set"
+
+
+def _unreachable(base: str, timeout_s: float) -> str | None:
+    """Why no TCP connection opens to the URL's host and port, or None when one does."""
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http(s) URL"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            return None
+    except TimeoutError:
+        return f"no connection within {timeout_s:g}s"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__

@@ -1,0 +1,188 @@
+"""Pure logic: every secret evalcore knows, and its removal from anything that leaves the process.
+
+The secrets are the values of credential variables in the environment (each
+`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ... that litellm and the
+provider SDKs read) plus values registered at run time (a `--header` value
+sent to the server under test). A `Redactor` replaces each one by
+`[redacted:NAME]` in text, in whatever form it took on the way:
+
+- verbatim (so also `Bearer <key>`, `token=<key>`);
+- standard, URL-safe and unpadded base64, also where the key sits inside a
+  longer encoded value at any byte alignment (`Basic base64(user:key)`);
+- URL-encoded (`quote`, `quote_plus`), JSON-escaped, and hex (either case).
+
+One process-wide redactor (`current()`) serves every writer that hands data
+out: the store's write connections, the span exporter, the command's
+stdout/stderr (which are also the background jobs' logs) and the report
+files. Records reach the store, the reports, the exports and the pages only
+through those writers, so each of them is redacted exactly once, there.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MIN_SECRET_LENGTH = 6  # shorter values ("1", "true") would scrub ordinary words
+# Names of variables whose values are credentials. Suffixes cover litellm's provider keys (OPENAI_API_KEY,
+# AZURE_AD_TOKEN, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, WATSONX_APIKEY, HF_TOKEN, ...).
+# OTEL_EXPORTER_OTLP_HEADERS and the like carry `authorization=...` pairs.
+_SECRET_NAME = re.compile(r"(?:_|^)(?:API_?KEY|KEY|KEY_ID|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|APIKEY|AUTH|HEADERS)$|SECRET|PASSWORD|TOKEN", re.I)
+_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null"})
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name marks its value as a credential."""
+    return bool(_SECRET_NAME.search(name)) and not name.upper().startswith("TOKENIZERS_")
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """name -> value of the credential variables in `environ` (default: this process's environment)."""
+    env = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in sorted(env.items())
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH and value.strip().lower() not in _NOT_SECRET_VALUES
+    }
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """Every form of `secret` that is replaced: verbatim, base64 (3 alphabets x 3 alignments), URL-encoded, JSON-escaped, hex."""
+    raw = secret.encode("utf-8")
+    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), json.dumps(secret)[1:-1], raw.hex(), raw.hex().upper()}
+    for offset in range(3):
+        # The key `offset` bytes into an encoded value: keep only the characters its own bytes decide.
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        first = -(-8 * offset // 6)
+        last = 8 * (offset + len(raw)) // 6
+        core = encoded[first:last]
+        whole = [encoded, encoded.rstrip("=")] if offset == 0 else []
+        for form in (*whole, core):
+            forms.update({form, form.replace("+", "-").replace("/", "_")})
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces each known secret, in each of its encoded forms, by `[redacted:NAME]`."""
+
+    secrets: Mapping[str, str]  # name -> value
+
+    def __post_init__(self) -> None:
+        names: dict[str, str] = {}
+        for name, value in sorted(self.secrets.items()):
+            for form in encoded_forms(value):
+                names.setdefault(form, name)
+        object.__setattr__(self, "_names", names)
+        # Longest first, so a whole encoding wins over the core of the same key.
+        pattern = "|".join(re.escape(form) for form in sorted(names, key=len, reverse=True))
+        object.__setattr__(self, "_pattern", re.compile(pattern) if pattern else None)
+
+    def text(self, text: str) -> str:
+        """`text` with every secret form replaced."""
+        pattern: re.Pattern[str] | None = self._pattern  # type: ignore[attr-defined]
+        if pattern is None or not text:
+            return text
+        names: dict[str, str] = self._names  # type: ignore[attr-defined]
+        return pattern.sub(lambda match: f"[redacted:{names[match.group(0)]}]", text)
+
+    def value(self, value: Any) -> Any:
+        """`value` with every string in it redacted: strings, bytes (as UTF-8), and lists, tuples and dicts of them."""
+        if self._pattern is None:  # type: ignore[attr-defined]
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, bytes):
+            return self.text(value.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
+        if isinstance(value, list | tuple):
+            return type(value)(self.value(item) for item in value)
+        if isinstance(value, dict):
+            return {self.value(key): self.value(item) for key, item in value.items()}
+        return value
+
+    def found(self, value: Any) -> list[str]:
+        """Names of the secrets found in `value` (any string in it, JSON-encoded first when it is not a string)."""
+        pattern: re.Pattern[str] | None = self._pattern  # type: ignore[attr-defined]
+        if pattern is None:
+            return []
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        names: dict[str, str] = self._names  # type: ignore[attr-defined]
+        return sorted({names[match.group(0)] for match in pattern.finditer(text)})
+
+
+_registered: dict[str, str] = {}
+_lock = threading.Lock()
+_current: tuple[tuple[tuple[str, str], ...], Redactor] | None = None
+
+
+def register_secret(name: str, value: str) -> None:
+    """Treat `value` as a secret named `name` from now on (a `--header` value: the whole value, and its token after a scheme)."""
+    value = value.strip()
+    with _lock:
+        if len(value) >= MIN_SECRET_LENGTH:
+            _registered[name] = value
+        scheme, _, token = value.partition(" ")
+        if token.strip() and scheme.isalpha() and len(token.strip()) >= MIN_SECRET_LENGTH:
+            _registered[f"{name} token"] = token.strip()
+
+
+def current() -> Redactor:
+    """The redactor for this process's environment and registered secrets, rebuilt only when they changed."""
+    global _current
+    secrets = {**environment_secrets(), **_registered}
+    key = tuple(sorted(secrets.items()))
+    with _lock:
+        if _current is None or _current[0] != key:
+            _current = (key, Redactor(secrets))
+        return _current[1]
+
+
+def redact(value: Any) -> Any:
+    """`value` with every secret this process knows removed (see `Redactor.value`)."""
+    return current().value(value)
+
+
+def without_secrets(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
+    """`environ` without its credential variables (but those in `keep`): the environment of a child that needs no key."""
+    kept = set(keep)
+    return {name: value for name, value in environ.items() if name in kept or name not in environment_secrets({name: value})}
+
+
+class RedactingStream:
+    """A text stream (stdout, stderr: also a background job's log) that redacts each write before passing it on."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def redact_output_streams() -> None:
+    """Route this process's stdout and stderr through the redactor (once)."""
+    import sys
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, RedactingStream):
+            setattr(sys, name, RedactingStream(stream))
+
+
+def write_redacted(path: Any, text: str) -> None:
+    """Write a report file (JSON, JUnit XML) with every secret removed, creating its folder."""
+    from pathlib import Path
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(redact(text), encoding="utf-8")

@@ -1,0 +1,113 @@
+"""No process outlives its run: children die with a `kill -9`ed parent, and leftovers are found and stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore.processes import OWNER_VARIABLE, leftovers
+
+ROOT = Path(__file__).resolve().parents[1]
+START_DEADLINE_S = 300.0  # generous: a busy 2-core machine imports slowly; the loop ends as soon as the child exists
+DEATH_DEADLINE_S = 30.0  # the children go within milliseconds; without the lifeline they never would
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (a killed child waits for init to reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """pid -> command line of every process below `pid`, from /proc."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    found: dict[int, str] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent and child not in found:
+                found[child] = commands.get(child, "")
+                frontier.append(child)
+    return found
+
+
+def _poll(condition, deadline_s: float, interval_s: float = 0.02) -> bool:  # type: ignore[no-untyped-def]
+    """Check `condition` until it holds or `deadline_s` passed (a bounded loop on process state, not a sleep for readiness)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval_s)
+    return bool(condition())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+@pytest.mark.parametrize(
+    ("target", "server_marker"),
+    [
+        (["--server", "reference"], "evalcore.demo_server --http"),
+        (["--stdio", f"{sys.executable} -m evalcore.demo_server --stdio"], "evalcore.demo_server --stdio"),
+    ],
+    ids=["reference-http", "stdio"],
+)
+def test_kill_9_of_a_run_takes_every_child_with_it(tmp_path: Path, target: list[str], server_marker: str) -> None:
+    command = [
+        sys.executable, "-m", "evalcore", "run", *target, "--models", "sim/lexical", "--runs", "20", "--db", str(tmp_path / "evals.duckdb"),
+        "--concurrency", "8",
+    ]  # fmt: skip
+    run = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        started = _poll(lambda: any(server_marker in line for line in _descendants(run.pid).values()), START_DEADLINE_S)
+        assert started, f"the run started no server: {run.stderr.read().decode() if run.poll() is not None and run.stderr else 'still starting'}"
+        children = _descendants(run.pid)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+    assert children
+    died = _poll(lambda: not any(_alive(pid) for pid in children), DEATH_DEADLINE_S)
+    survivors = {pid: line for pid, line in children.items() if _alive(pid)}
+    for pid in survivors:  # never leave them behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert died and not survivors, f"still running after the run was killed: {survivors}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+def test_runs_lists_and_stops_what_a_dead_evalcore_process_left_running(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer exists: the "crashed" owner
+    orphan = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env={**os.environ, OWNER_VARIABLE: str(gone.pid)})
+    try:
+        assert _poll(lambda: any(leftover.pid == orphan.pid for leftover in leftovers()), DEATH_DEADLINE_S)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        db = str(tmp_path / "evals.duckdb")
+        listed = subprocess.run([sys.executable, "-m", "evalcore", "runs", "--db", db], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert listed.returncode == 0 and f"pid {orphan.pid} (started by pid {gone.pid})" in listed.stdout
+        assert orphan.poll() is None
+        stopped = subprocess.run(
+            [sys.executable, "-m", "evalcore", "runs", "--db", db, "--stop-leftovers"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert stopped.returncode == 0 and "stopped them" in stopped.stdout
+        assert orphan.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if orphan.poll() is None:
+            orphan.kill()
+            orphan.wait()
