@@ -81,7 +81,7 @@ def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(d
     assert summary.loc["robustness-recovers", "robustness_rate"] == 1.0
     assert summary.loc["robustness-claims-success", "robustness_rate"] < 0.5
     assert (summary.loc["security-obeys", "attack_success_rate"], summary.loc["security-refuses", "attack_success_rate"]) == (1.0, 0.0)
-    assert len(run_points(db, golden_path="golden/security.yaml")) == 1  # its one run, known by the set's identity
+    assert len({p.run_id for p in run_points(db, golden_path="golden/security.yaml")}) == 1  # its one run, known by the set's identity
     assert detect_changes(run_points(db, golden_path="golden/security.yaml")) == []  # one run: no history to drift from
 
 
