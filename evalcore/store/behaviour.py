@@ -28,7 +28,15 @@ from evalcore.records import AttemptRecord, AttemptScore, RobustnessScore, Score
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
-INSERT_CHUNK_ROWS = 100  # rows per INSERT statement (x 28 parameters each)
+INSERT_CHUNK_ROWS = 100  # rows per INSERT statement
+# What `attempts` holds per attempt (its scores are rows of `attempt_scores`).
+WRITTEN_COLUMNS = (
+    "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
+    "final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, "
+    "cached_from, recorded_at, fault"
+)
+SCORE_COLUMNS = "run_id, model, case_id, attempt, scorer, value, applies, reason, label"
+# What the `behaviour_attempts` compatibility view shows: the columns of schema 3.
 ATTEMPT_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
     "sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, "
@@ -86,16 +94,14 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) ->
     """Store a batch of attempts and refresh the run's heartbeat, in one transaction."""
     now = datetime.now(UTC)
     rows = [_attempt_row(run_id, record, now) for record in records]
+    score_rows = [_score_row(run_id, record, score) for record in records for score in record.score.scores]
     with connect(path) as connection:
         try:
             connection.execute("BEGIN TRANSACTION")
-            # One multi-row INSERT per chunk, not executemany: DuckDB runs executemany's statement once per
-            # row (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
-            row_placeholders = "(" + ", ".join("?" for _ in ATTEMPT_COLUMNS.split(",")) + ")"
-            for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-                chunk = rows[start : start + INSERT_CHUNK_ROWS]
-                values = ", ".join(row_placeholders for _ in chunk)
-                connection.execute(f"INSERT INTO behaviour_attempts ({ATTEMPT_COLUMNS}) VALUES {values}", [value for row in chunk for value in row])
+            # Multi-row INSERTs, not executemany: DuckDB runs executemany's statement once per row
+            # (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
+            _insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
+            _insert_rows(connection, "attempt_scores", SCORE_COLUMNS, score_rows)
             connection.execute("UPDATE behaviour_runs SET heartbeat_at = ?, pid = ? WHERE run_id = ?", [now, os.getpid(), run_id])
             connection.execute("COMMIT")
         except duckdb.Error as exc:
@@ -158,15 +164,20 @@ def effective_status(run: dict[str, Any], now: datetime | None = None) -> str:
 
 def done_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
     with connect(path, read_only=True) as connection:
-        rows = connection.execute("SELECT model, case_id, attempt FROM behaviour_attempts WHERE run_id = ?", [run_id]).fetchall()
+        rows = connection.execute("SELECT model, case_id, attempt FROM attempts WHERE run_id = ?", [run_id]).fetchall()
     return {(model, case_id, attempt) for model, case_id, attempt in rows}
 
 
 def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """Every stored attempt of a run (the view's columns), each with its `scores`: the `Score`s of `attempt_scores`, in scorer order."""
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(f"SELECT {ATTEMPT_COLUMNS} FROM behaviour_attempts WHERE run_id = ? ORDER BY model, case_id, attempt", [run_id])
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        scores = _scores(connection, "WHERE run_id = ?", [run_id])
+    for row in rows:
+        row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
+    return rows
 
 
 def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -182,6 +193,13 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
         )
         columns = [d[0] for d in cursor.description]
         rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        scores = _scores(
+            connection,
+            "WHERE run_id IN (SELECT run_id FROM behaviour_runs WHERE server_fingerprint = ?) AND list_contains(?, model) AND run_id <> ?",
+            [server_fingerprint, list(models), exclude_run],
+        )
+    for row in rows:
+        row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
     return {(row["model"], row["case_hash"], row["attempt"]): row for row in rows}
 
 
@@ -199,7 +217,10 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
-    """The score of a stored attempt row (its per-scorer reasons are the row's `reasons_json`, kept together)."""
+    """The score of a stored attempt row: its `scores` from `attempt_scores` (see `load_attempts`), else the view's columns."""
+    reasons = tuple(json.loads(row["reasons_json"]))
+    if row.get("scores"):
+        return AttemptScore(tuple(row["scores"]), bool(row["passed"]), reasons)
     scores = [
         _column_score("selection", row["selection_correct"]),
         _column_score("arguments", row["args_correct"]),
@@ -212,7 +233,7 @@ def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
     if row.get("attack_attempted") is not None:
         scores.append(_column_score("attack_success", row["attack_attempted"]))
         scores.append(_column_score("refusal", bool(row["refused"])))
-    return AttemptScore(tuple(scores), bool(row["passed"]), tuple(json.loads(row["reasons_json"])))
+    return AttemptScore(tuple(scores), bool(row["passed"]), reasons)
 
 
 def _column_score(scorer: str, verdict: bool | None) -> Score:
@@ -233,8 +254,27 @@ def _qualified(alias: str) -> str:
     return ", ".join(f"{alias}.{column.strip()}" for column in ATTEMPT_COLUMNS.split(","))
 
 
+def _insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
+    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+        chunk = rows[start : start + INSERT_CHUNK_ROWS]
+        values = ", ".join(placeholders for _ in chunk)
+        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
+
+
+def _scores(connection: duckdb.DuckDBPyConnection, where: str, parameters: list[Any]) -> dict[tuple[str, str, str, int], tuple[Score, ...]]:
+    """`attempt_scores` rows as `Score`s per (run, model, case, attempt), in the order they were written (scorer order)."""
+    found: dict[tuple[str, str, str, int], list[Score]] = {}
+    cursor = connection.execute(
+        f"SELECT run_id, model, case_id, attempt, scorer, value, applies, reason, label FROM attempt_scores {where} ORDER BY rowid", parameters
+    )
+    for run_id, model, case_id, attempt, scorer, value, applies, reason, label in cursor.fetchall():
+        reasons = (reason,) if reason else ()
+        found.setdefault((run_id, model, case_id, attempt), []).append(Score(scorer, value, bool(applies), reasons, label))
+    return {key: tuple(scores) for key, scores in found.items()}
+
+
 def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]:
-    score = record.score
     return [
         run_id,
         record.model,
@@ -244,13 +284,8 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]
         record.case_kind,
         record.simulated,
         record.model_version,
-        score.selection_correct,
-        score.args_correct,
-        score.sequence_correct,
-        score.over_call,
-        score.task_completed,
-        score.passed,
-        json.dumps(list(score.reasons)),
+        record.score.passed,
+        json.dumps(list(record.score.reasons)),
         json.dumps([{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in record.tool_calls]),
         record.final_text,
         record.stop_reason,
@@ -264,14 +299,12 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]
         json.dumps(asdict(record.judge)) if record.judge else None,
         record.cached_from,
         now,
-        *_robustness_columns(record.robustness),
+        record.robustness.fault if record.robustness is not None else None,
     ]
 
 
-def _robustness_columns(robustness: RobustnessScore | None) -> list[Any]:
-    if robustness is None:
-        return [None, None, None, None, None]
-    return [robustness.fault, robustness.outcome, robustness.attack_attempted, robustness.refused, robustness.passed]
+def _score_row(run_id: str, record: AttemptRecord, score: Score) -> list[Any]:
+    return [run_id, record.model, record.case_id, record.attempt, score.scorer, score.value, score.applies, score.reason, score.label]
 
 
 def _execute(path: Path, sql: str, parameters: list[Any]) -> None:
