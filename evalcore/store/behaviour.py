@@ -24,7 +24,7 @@ import duckdb
 from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
-from evalcore.records import AttemptRecord, AttemptScore, RobustnessScore, Score
+from evalcore.records import AttemptRecord, AttemptScore, MetricSet, RobustnessScore, Score
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
@@ -107,6 +107,33 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) ->
         except duckdb.Error as exc:
             connection.execute("ROLLBACK")
             raise StoreError(f"cannot store {len(rows)} attempts of run {run_id} in {path}: {exc}") from exc
+
+
+def write_metrics(path: Path, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
+    """Store a run's metrics, replacing any stored before (a resumed run's), in one transaction."""
+    rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
+            _insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot store the metrics of run {run_id} in {path}: {exc}") from exc
+
+
+def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
+    """A run's stored metric sets, in the order they were written (cases, models, run); [] for a run without them."""
+    with connect(path, read_only=True) as connection:
+        try:
+            rows = connection.execute("SELECT scope, model, case_id, metric, value FROM run_metrics WHERE run_id = ? ORDER BY rowid", [run_id]).fetchall()
+        except duckdb.CatalogException:  # a store older than schema 5, not yet migrated by a writer
+            return []
+    sets: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for scope, model, case_id, metric, value in rows:
+        sets.setdefault((scope, model, case_id), {})[metric] = value
+    return [MetricSet(scope, model, case_id, values) for (scope, model, case_id), values in sets.items()]  # type: ignore[arg-type]
 
 
 def finish_run(path: Path, run_id: str, *, status: str, passed: bool | None, report: dict[str, Any] | None, error: str | None = None) -> None:
@@ -260,6 +287,15 @@ def _insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str
         chunk = rows[start : start + INSERT_CHUNK_ROWS]
         values = ", ".join(placeholders for _ in chunk)
         connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
+
+
+def stored_scores(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple[str, str, int], tuple[Score, ...]]:
+    """One run's `attempt_scores` per (model, case, attempt); {} for a store older than schema 4."""
+    try:
+        scores = _scores(connection, "WHERE run_id = ?", [run_id])
+    except duckdb.CatalogException:
+        return {}
+    return {(model, case_id, attempt): found for (_, model, case_id, attempt), found in scores.items()}
 
 
 def _scores(connection: duckdb.DuckDBPyConnection, where: str, parameters: list[Any]) -> dict[tuple[str, str, str, int], tuple[Score, ...]]:

@@ -204,6 +204,19 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
             FROM attempt_scores GROUP BY run_id, model, case_id, attempt
         ) s ON a.run_id = s.run_id AND a.model = s.model AND a.case_id = s.case_id AND a.attempt = s.attempt;
     """,
+    # 6: every metric of a run, computed once by evalcore.scoring.metrics at the end of the run (and of a resume),
+    # per case (model and case_id set), per model (case_id '') and for the run (both ''). Readers never recompute them.
+    """
+    CREATE TABLE run_metrics (
+        run_id VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL,            -- case | model | run
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,           -- e.g. pass_rate, pass_hat_k@3, selection_accuracy (see evalcore.scoring.metrics)
+        value DOUBLE,                      -- NULL where the metric does not exist (nothing applies, price unknown)
+        PRIMARY KEY (run_id, scope, model, case_id, metric)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
