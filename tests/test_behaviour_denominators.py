@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
+
 from evalcore.cli import main
 from evalcore.store.behaviour import load_attempts, load_metrics
 
@@ -81,5 +83,7 @@ def test_errored_attempts_are_in_the_error_rate_only_and_cost_what_was_billed(tm
     assert cases["say-hello"]["passAtK"] == dict.fromkeys(("1", "2", "3", "4", "5"), 1.0)
     assert set(m) >= {f"pass_hat_k@{k}" for k in range(1, 6)} | {f"pass_at_k@{k}" for k in range(1, 6)}
 
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(report)
     stored = {(s.scope, s.model, s.case_id): s.values for s in load_metrics(db, report["runId"])}
     assert stored[("model", model["model"], "")] == m  # the report is the stored numbers

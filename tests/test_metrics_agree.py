@@ -15,19 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import jsonschema
 import pytest
 
 from evalcore.behaviour.report import finalise_report
 from evalcore.gate import GATED_METRICS, LOWER_IS_BETTER, compare_to_baseline, load_report
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import AttemptRecord, AttemptScore, Score
+from evalcore.records import SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
 from evalcore.scoring.registry import get
 from evalcore.store import behaviour as store
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
 
 RUNS = 5
+REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
 CASES = (
     GoldenCase("weather", "p", "get_weather", {"city": "Paris"}, kind="hard"),
     GoldenCase("invoice", "p", "get_invoice", {"invoice_id": "1"}),
@@ -228,3 +230,14 @@ def test_a_resume_recomputes_and_replaces_the_stored_metrics(randomised_run):
     again = finalise_report(db, run_id, golden, MODELS)
     assert again["models"] == report["models"]
     assert len(store.load_metrics(db, run_id)) == len(MODELS) * len(CASES) + len(MODELS) + 1
+
+
+def test_the_report_is_valid_against_its_published_json_schema(randomised_run):
+    _, _, report, _ = randomised_run
+    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schemaVersion"]["const"] == SCHEMA_VERSION == report["schemaVersion"]
+    jsonschema.Draft202012Validator(schema).validate(report)
+    broken = {**report, "models": [{**report["models"][0], "metrics": {"pass_rate": "high"}}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
