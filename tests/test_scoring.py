@@ -6,7 +6,7 @@ import pytest
 
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
-from evalcore.records import AttemptScore, JudgeVerdict
+from evalcore.records import AttemptScore, JudgeVerdict, Score, ToolExecution
 from evalcore.scoring.argmatch import MISSING, SEMANTIC_THRESHOLD, match_argument, normalise_text, text_similarity
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.metrics import MetricAttempt, percentile, run_metrics
@@ -500,3 +500,24 @@ def test_percentile_linear_interpolation() -> None:
     with pytest.raises(ValueError, match="0..100"):
         percentile([1.0], 101)
     assert percentile([10.0, 20.0], 25) == pytest.approx(12.5)
+
+
+def _execution(tool_call: ToolCall, is_error: bool) -> ToolExecution:
+    result = {"content": [{"type": "text", "text": "no such city" if is_error else "18 C"}], "isError": is_error}
+    return ToolExecution(tool_call, result, None, is_error, 1.0, (1,), "tool_error" if is_error else None)
+
+
+def test_a_case_whose_every_tool_call_errored_fails_on_execution_alone() -> None:
+    paris = call("get_weather", city="Paris")
+    failed = score_attempt(WEATHER, [paris, paris], executions=[_execution(paris, True), _execution(paris, True)])
+    assert (failed.selection_correct, failed.args_correct, failed.verdict("execution"), failed.passed) == (True, True, False, False)
+    assert failed.reasons == ("every tool call returned an error (2 calls; first: get_weather: tool_error)",)
+    recovered = score_attempt(WEATHER, [paris, paris], executions=[_execution(paris, True), _execution(paris, False)])
+    assert recovered.verdict("execution") is True and recovered.passed
+    assert score_attempt(WEATHER, [paris]).get("execution") == Score("execution", None, False)  # nothing executed: not applicable
+    assert score_attempt(CHITCHAT, []).get("execution") == Score("execution", None, False)  # a no-tool case
+
+
+def test_an_errored_attempt_gets_no_score_at_all() -> None:
+    score = score_attempt(WEATHER, [], errored="model error: sim/x: 429 (gave up after 3 retries)")
+    assert score.scores == () and not score.passed and score.reasons == ("model error: sim/x: 429 (gave up after 3 retries)",)

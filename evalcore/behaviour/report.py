@@ -54,6 +54,8 @@ def finalise_report(db_path: Path, run_id: str, golden: GoldenSet, models: Seque
     rows = store.load_attempts(db_path, run_id)
     run = store.load_run(db_path, run_id)
     store.write_metrics(db_path, run_id, run_metrics(metric_attempts(rows), int(run["runs"])))
+    for earlier in store.runs_without_metrics(db_path):  # complete runs recorded before metrics were stored: once
+        store.write_metrics(db_path, earlier["run_id"], run_metrics(metric_attempts(store.load_attempts(db_path, earlier["run_id"])), int(earlier["runs"])))
     return build_report(run, golden, rows, models, store.load_metrics(db_path, run_id))
 
 

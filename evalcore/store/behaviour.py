@@ -123,6 +123,17 @@ def write_metrics(path: Path, run_id: str, metric_sets: Sequence[MetricSet]) -> 
             raise StoreError(f"cannot store the metrics of run {run_id} in {path}: {exc}") from exc
 
 
+def runs_without_metrics(path: Path) -> list[dict[str, Any]]:
+    """Complete runs with attempts but no stored metrics (recorded by an evalcore older than schema 5): run_id, runs."""
+    with connect(path, read_only=True) as connection:
+        rows = connection.execute(
+            "SELECT r.run_id, r.runs FROM behaviour_runs r WHERE r.status = 'complete' "
+            "AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.run_id) "
+            "AND NOT EXISTS (SELECT 1 FROM run_metrics m WHERE m.run_id = r.run_id) ORDER BY r.started_at"
+        ).fetchall()
+    return [{"run_id": run_id, "runs": runs} for run_id, runs in rows]
+
+
 def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
     """A run's stored metric sets, in the order they were written (cases, models, run); [] for a run without them."""
     with connect(path, read_only=True) as connection:

@@ -259,6 +259,11 @@ def metric_sets(path: Path, run_id: str) -> list[MetricSet]:
     return _metric_sets(path, [run_id], AttemptFilters(run_id=run_id)).get(run_id, ([], 0))[0]
 
 
+def run_metric_sets(path: Path, run_ids: Sequence[str]) -> dict[str, tuple[list[MetricSet], int]]:
+    """(metric sets, runs per case) of each run: as stored, or computed by the same function where none are stored."""
+    return _metric_sets(path, run_ids, AttemptFilters())
+
+
 def _metric_sets(path: Path, run_ids: Sequence[str], filters: AttemptFilters) -> dict[str, tuple[list[MetricSet], int]]:
     """(metric sets, runs per case) per run: the stored ones, except where a kind filter narrows the attempts or none are stored."""
     if not run_ids or not _has_tables(path):

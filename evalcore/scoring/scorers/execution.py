@@ -4,8 +4,10 @@ Selection and execution fail for different reasons, so they are scored apart:
 a model can pick the right tool with the right arguments and still get
 nothing back (the server rejects every call, the tool is broken). Applies to
 positive cases without an injected fault (under a fault, `robustness` judges
-what the model did with the failure) and to attempts that made at least one
-call. Value 1 when at least one call returned a result that is not an error;
+what the model did with the failure), without `expect_state` or
+`expect_input_requests` (there a call may rightly fail, e.g. after the user
+declined, and the state and input-request scorers judge what the calls
+achieved), and to attempts that made at least one call. Value 1 when at least one call returned a result that is not an error;
 0 when every call returned an error, which fails the attempt.
 """
 
@@ -21,7 +23,7 @@ ID = "execution"
 
 
 def _positive_without_fault(case: GoldenCase) -> bool:
-    return not case.is_negative and case.inject is None
+    return not case.is_negative and case.inject is None and not case.expect_state and case.expect_input_requests is None
 
 
 @scorer(ID, title="tool execution success", applies_to=_positive_without_fault)
