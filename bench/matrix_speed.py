@@ -35,16 +35,20 @@ SELECT printf('run-%04d', r), TIMESTAMPTZ '2026-01-01 02:00:00+00' + to_days(r::
 FROM range(?) t(r)
 """
 ATTEMPTS_SQL = """
-INSERT INTO behaviour_attempts (run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct,
-    sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, latency_ms, input_tokens,
-    output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at)
+INSERT INTO attempts (run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json,
+    final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at)
 SELECT printf('run-%04d', i // ?), printf('model-%02d', (i // ?) % ?), printf('case-%03d', (i // ?) % ?), (i % ?) + 1, 'h',
-    CASE WHEN (i // ?) % 3 = 0 THEN 'hard' ELSE 'soft' END, (i // ?) % ? < 2, 'v1',
-    hash(i) % 5 <> 0, hash(i) % 7 <> 0, NULL, NULL, NULL, hash(i) % 4 <> 0,
+    CASE WHEN (i // ?) % 3 = 0 THEN 'hard' ELSE 'soft' END, (i // ?) % ? < 2, 'v1', hash(i) % 4 <> 0,
     CASE WHEN hash(i) % 4 = 0 THEN '["expected get_weather, called no tool"]' ELSE '[]' END,
     '[{"id": "c", "name": "get_weather", "arguments": {"city": "Paris"}}]', 'text', 'final', NULL, (hash(i) % 2000)::DOUBLE, 300, 40, 0.0001, 0,
     '{"messages": [], "executions": []}', NULL, NULL, TIMESTAMPTZ '2026-01-01 00:00:00+00'
 FROM range(?) t(i)
+"""
+# Two scores per attempt (selection, arguments), as a run of today's scorers writes them.
+SCORES_SQL = """
+INSERT INTO attempt_scores (run_id, model, case_id, attempt, scorer, value, applies, reason, label)
+SELECT run_id, model, case_id, attempt, 'selection', CASE WHEN passed THEN 1.0 ELSE 0.0 END, true, NULL, NULL FROM attempts
+UNION ALL SELECT run_id, model, case_id, attempt, 'arguments', CASE WHEN hash(attempt) % 7 <> 0 THEN 1.0 ELSE 0.0 END, true, NULL, NULL FROM attempts
 """
 
 
@@ -57,6 +61,7 @@ def build(path: Path, attempts: int) -> None:
             ATTEMPTS_SQL,
             [PER_RUN, per_model, MODELS, ATTEMPTS_PER_CASE, CASES, ATTEMPTS_PER_CASE, ATTEMPTS_PER_CASE, per_model, MODELS, attempts],
         )
+        connection.execute(SCORES_SQL)
 
 
 def main() -> None:

@@ -36,4 +36,8 @@ class StoreError(EvalcoreError):
 
 
 class ModelError(EvalcoreError):
-    """A model call failed beyond its bounded retries."""
+    """A model call failed beyond its bounded retries; `retries` is how many it spent."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries

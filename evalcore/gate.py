@@ -29,7 +29,15 @@ from typing import Any, Final
 
 from evalcore.errors import ConfigError
 
-GATED_METRICS: Final = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate", "task_completion", "pass_rate")
+GATED_METRICS: Final = (
+    "selection_accuracy",
+    "argument_accuracy",
+    "sequence_accuracy",
+    "execution_accuracy",
+    "over_call_rate",
+    "task_completion",
+    "pass_rate",
+)
 LOWER_IS_BETTER: Final = frozenset({"over_call_rate"})
 DEFAULT_MAX_DROP: Final = 0.02
 # Rates are ratios of small counts; without a tolerance 0.90 - 0.88 = 0.0200000000000000018 would fail a 0.02 bound.

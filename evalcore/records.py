@@ -344,3 +344,127 @@ class AttemptRecord:
     judge: JudgeVerdict | None = None
     cached_from: str | None = None  # the run whose stored attempt was reused (--cache)
     robustness: RobustnessScore | None = None  # Layer 2, for cases with `inject:`
+
+
+MetricScope = Literal["case", "model", "run"]
+RUN_SCOPE: Final = ""  # the model / case id of a set above their scope
+
+
+@dataclass(frozen=True)
+class MetricSet:
+    """The metrics of one case of one model, of one model, or of a whole run (`model` and `case_id` are "" above their scope).
+
+    Computed by `evalcore.scoring.metrics`, stored as rows of `run_metrics`.
+    """
+
+    scope: MetricScope
+    model: str
+    case_id: str
+    values: Mapping[str, float | None]
+
+    def get(self, metric: str) -> float | None:
+        return self.values.get(metric)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case of one model in a run's report: its counts, its metrics (see `evalcore.scoring.metrics`), its gate."""
+
+    id: str
+    kind: str
+    metrics: Mapping[str, float | None]
+    failing_reasons: tuple[tuple[str, int], ...]  # (reason, failed attempts that gave it), most common first
+
+    def to_json(self, runs: int) -> dict[str, Any]:
+        m = self.metrics
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "passes": _count(m.get("passes")),
+            "runs": _count(m.get("scored")),  # attempts scored: errored ones are in no denominator
+            "attempts": _count(m.get("attempts")),
+            "errored": _count(m.get("errored")),
+            "pass_rate": m.get("pass_rate"),
+            "pass_rate_interval": [m.get("pass_rate_low"), m.get("pass_rate_high")],
+            "pass_hat_k": m.get(f"pass_hat_k@{runs}"),
+            "pass_at_1": m.get("pass_at_k@1"),
+            "passHatK": {str(k): m.get(f"pass_hat_k@{k}") for k in range(1, runs + 1)},
+            "passAtK": {str(k): m.get(f"pass_at_k@{k}") for k in range(1, runs + 1)},
+            "gate_passed": m.get("gate_passed") == 1.0,
+            "failing_reasons": [{"reason": reason, "count": count} for reason, count in self.failing_reasons],
+        }
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """One model in a run's report."""
+
+    model: str
+    simulated: bool
+    model_versions: tuple[str, ...]
+    metrics: Mapping[str, float | None]
+    cases: tuple[CaseResult, ...]
+    price_known: bool  # false when some attempt's cost is unknown, so cost_usd is null
+    model_calls: Mapping[str, Any] = field(default_factory=dict)  # per model call telemetry (`evalcore.scoring.calls`)
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    robustness: Mapping[str, Any] | None = None
+
+    def to_json(self, runs: int) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "simulated": self.simulated,
+            "modelVersions": list(self.model_versions),
+            "metrics": dict(self.metrics),
+            "priceKnown": self.price_known,
+            "modelCalls": dict(self.model_calls),
+            "toolCalls": [dict(t) for t in self.tool_calls],
+            "robustness": dict(self.robustness) if self.robustness is not None else None,
+            "cases": [case.to_json(runs) for case in self.cases],
+        }
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A behaviour run's report; its JSON (`to_json`) is what `run` writes and `gate` reads, described by docs/report.schema.json."""
+
+    run_id: str
+    started_at: str
+    run_date: str
+    runs: int
+    golden: Mapping[str, Any]  # path, hash, cases
+    server: Mapping[str, Any]  # target, name, fingerprint
+    metrics: Mapping[str, float | None]  # the run's, over every model
+    models: tuple[ModelResult, ...]
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    scorers: tuple[str, ...] = ()  # the ids of the scorers that scored this run
+
+    def to_json(self) -> dict[str, Any]:
+        failing = [
+            {"model": model.model, "case": case.id, "kind": case.kind, "passes": _count(case.metrics.get("passes")), "runs": _count(case.metrics.get("scored"))}
+            for model in self.models
+            for case in model.cases
+            if case.metrics.get("gate_passed") != 1.0
+        ]
+        return {
+            "kind": "behaviour",
+            "schemaVersion": SCHEMA_VERSION,
+            "runId": self.run_id,
+            "startedAt": self.started_at,
+            "runDate": self.run_date,
+            "runs": self.runs,
+            "golden": dict(self.golden),
+            "server": dict(self.server),
+            "scorers": list(self.scorers),
+            "metrics": dict(self.metrics),
+            "unpricedModels": [model.model for model in self.models if not model.price_known],
+            "models": [model.to_json(self.runs) for model in self.models],
+            "toolCalls": [dict(t) for t in self.tool_calls],
+            "caseGates": {"passed": not failing, "failing": failing},
+            "passed": True,
+            "baseline": None,
+            "regressions": [],
+        }
+
+
+def _count(value: float | None) -> int:
+    return int(value) if value is not None else 0

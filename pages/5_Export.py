@@ -36,6 +36,19 @@ for file_format, mime in (("csv", "text/csv"), ("parquet", "application/octet-st
         disabled=not payload,
     )
 
+st.subheader("Metrics of the runs in scope")
+st.caption("Every metric as the run stored it (per case, per model, per run): the numbers the report, the gate and these pages show.")
+for file_format, mime in (("csv", "text/csv"), ("parquet", "application/octet-stream")):
+    payload = data.metrics_export(db, filters, file_format) if count else b""
+    st.download_button(
+        f"Download the metrics as {file_format.upper() if file_format == 'csv' else 'Parquet'}",
+        payload,
+        file_name=f"metrics.{file_format}",
+        mime=mime,
+        key=f"metrics_{file_format}",
+        disabled=not payload,
+    )
+
 st.subheader("Tables")
 tables = {
     "behaviour_runs": data.runs(db),

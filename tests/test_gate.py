@@ -16,6 +16,7 @@ BASE_METRICS = {
     "selection_accuracy": 0.90,
     "argument_accuracy": 0.85,
     "sequence_accuracy": 0.50,
+    "execution_accuracy": 0.95,
     "over_call_rate": 0.10,
     "task_completion": None,
     "pass_rate": 0.70,

@@ -6,10 +6,10 @@ import pytest
 
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
-from evalcore.records import JudgeVerdict
-from evalcore.scoring.aggregate import ScoredAttempt, case_summaries, model_metrics, percentile
+from evalcore.records import AttemptScore, JudgeVerdict, Score, ToolExecution
 from evalcore.scoring.argmatch import MISSING, SEMANTIC_THRESHOLD, match_argument, normalise_text, text_similarity
 from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.metrics import MetricAttempt, percentile, run_metrics
 from evalcore.scoring.scorers.sequence import collapse_repeats
 from evalcore.scoring.stats import gate_passed, pass_at_k, pass_hat_k, pass_rate, required_passes, wilson_interval
 
@@ -391,7 +391,21 @@ def test_required_passes_and_gates() -> None:
 # --- aggregates --------------------------------------------------------------------------------
 
 
-def _synthetic_attempts() -> list[ScoredAttempt]:
+def _metric_attempt(
+    model: str,
+    case: GoldenCase,
+    attempt: int,
+    score: AttemptScore,
+    latency: float | None,
+    tokens_in: int | None,
+    tokens_out: int | None,
+    cost: float | None,
+    stop_reason: str = "final",
+) -> MetricAttempt:
+    return MetricAttempt(model, case.id, case.kind, attempt, score, stop_reason, latency, tokens_in, tokens_out, cost)
+
+
+def _synthetic_attempts() -> list[MetricAttempt]:
     """m1: weather 4/5 (one wrong city), chitchat 4/5 (one over-call), billing 2/5 (two out of order, one extra tool)."""
     runs: list[tuple[GoldenCase, list[ToolCall]]] = []
     runs += [(WEATHER, [call("get_weather", city="Paris")])] * 4 + [(WEATHER, [call("get_weather", city="Lyon")])]
@@ -402,87 +416,78 @@ def _synthetic_attempts() -> list[ScoredAttempt]:
     runs += [(BILLING, in_order)] * 2 + [(BILLING, reversed_order)] * 2 + [(BILLING, with_extra)]
     attempts = []
     for index, (case, calls) in enumerate(runs):
-        attempts.append(
-            ScoredAttempt(
-                model="m1",
-                case=case,
-                attempt=index % 5 + 1,
-                score=score_attempt(case, calls),
-                latency_ms=100.0 * (index + 1),  # 100 .. 1500
-                input_tokens=10,
-                output_tokens=None if index < 5 else 4,
-                cost_usd=0.001,
-            )
-        )
+        latency = 100.0 * (index + 1)  # 100 .. 1500
+        attempts.append(_metric_attempt("m1", case, index % 5 + 1, score_attempt(case, calls), latency, 10, None if index < 5 else 4, 0.001))
     judged = JudgeVerdict(passed=False, score=None, reason="no temperature", judge_model="sim/judge")
-    attempts.append(ScoredAttempt("m2", WEATHER, 1, score_attempt(WEATHER, [call("get_weather", city="Paris")], judged), None, None, None, None))
+    attempts.append(_metric_attempt("m2", WEATHER, 1, score_attempt(WEATHER, [call("get_weather", city="Paris")], judged), None, None, None, None))
     return attempts
 
 
-def test_case_summaries_hand_checked() -> None:
-    summaries = {(s.model, s.case_id): s for s in case_summaries(_synthetic_attempts())}
-    assert list(summaries) == [("m1", "weather-paris"), ("m1", "chitchat"), ("m1", "billing-lookup"), ("m2", "weather-paris")]
+def _sets(attempts: list[MetricAttempt], runs: int = 5) -> dict[tuple[str, str, str], dict[str, float | None]]:
+    return {(s.scope, s.model, s.case_id): dict(s.values) for s in run_metrics(attempts, runs)}
 
-    weather = summaries[("m1", "weather-paris")]
-    assert (weather.kind, weather.passes, weather.runs, weather.pass_rate) == ("hard", 4, 5, 0.8)
-    assert weather.pass_hat_k == 0.0  # C(4,5)/C(5,5): not every run passed
-    assert weather.pass_at_k == pytest.approx(0.8)
-    assert weather.gate_passed is False  # hard: 4/5 is not enough
-    assert weather.failing_reasons == (('city: "Lyon" != "Paris"', 1),)
-    assert weather.pass_rate_interval == pytest.approx((0.3755, 0.9638), abs=5e-5)
 
-    chitchat = summaries[("m1", "chitchat")]
-    assert (chitchat.passes, chitchat.gate_passed) == (4, True)  # soft: 4/5 passes
-    assert chitchat.failing_reasons == (("called send_email on a no-tool case", 1),)
+def test_case_metrics_hand_checked() -> None:
+    sets = _sets(_synthetic_attempts())
+    weather = sets[("case", "m1", "weather-paris")]
+    assert (weather["passes"], weather["scored"], weather["pass_rate"]) == (4, 5, 0.8)
+    assert weather["pass_hat_k@5"] == 0.0  # C(4,5)/C(5,5): not every run passed
+    assert weather["pass_hat_k@1"] == pytest.approx(0.8)
+    assert weather["pass_hat_k@2"] == pytest.approx(6 / 10)  # C(4,2)/C(5,2)
+    assert weather["pass_at_k@1"] == pytest.approx(0.8)
+    assert weather["pass_at_k@2"] == 1.0  # only one failure: any two draws include a pass
+    assert weather["gate_passed"] == 0.0  # hard: 4/5 is not enough
+    assert (weather["pass_rate_low"], weather["pass_rate_high"]) == pytest.approx((0.3755, 0.9638), abs=5e-5)
 
-    billing = summaries[("m1", "billing-lookup")]
-    assert (billing.passes, billing.pass_rate, billing.gate_passed) == (2, 0.4, False)
-    assert billing.failing_reasons == (
-        ("expected get_customer, called search_invoices", 2),
-        ("order: search_invoices, get_customer != get_customer, search_invoices", 2),
-        ("order: get_customer, get_weather, search_invoices != get_customer, search_invoices", 1),
-    )
+    chitchat = sets[("case", "m1", "chitchat")]
+    assert (chitchat["passes"], chitchat["gate_passed"]) == (4, 1.0)  # soft: 4/5 passes
 
-    judged = summaries[("m2", "weather-paris")]
-    assert (judged.passes, judged.runs, judged.failing_reasons) == (0, 1, (("judge: no temperature", 1),))
+    billing = sets[("case", "m1", "billing-lookup")]
+    assert (billing["passes"], billing["pass_rate"], billing["gate_passed"]) == (2, 0.4, 0.0)
+
+    judged = sets[("case", "m2", "weather-paris")]
+    assert (judged["passes"], judged["scored"]) == (0, 1)
+    assert judged["pass_hat_k@2"] is None  # k > n: no estimate
 
 
 def test_model_metrics_hand_checked() -> None:
-    metrics = model_metrics(_synthetic_attempts())
-    m1 = metrics["m1"]
-    assert m1.attempts == 15
-    assert m1.selection_accuracy == pytest.approx(12 / 15)  # 5 weather + 4 quiet chitchat + 3 billing starting right
-    assert m1.argument_accuracy == pytest.approx(7 / 8)  # over 5 weather + 3 billing with the right first tool
-    assert m1.sequence_accuracy == pytest.approx(2 / 5)
-    assert m1.over_call_rate == pytest.approx(1 / 5)
-    assert m1.task_completion is None  # nothing judged
-    assert m1.pass_rate == pytest.approx(10 / 15)
-    assert m1.latency_p50_ms == pytest.approx(800.0)
-    assert m1.latency_p95_ms == pytest.approx(1430.0)  # h = 14·0.95 = 13.3: 1400 + 0.3·100
-    assert m1.mean_input_tokens == 10
-    assert m1.mean_output_tokens == 4  # over the ten attempts that reported it
-    assert m1.cost_usd == pytest.approx(0.015)
-    assert m1.cost_per_correct_usd == pytest.approx(0.015 / 10)
+    m1 = _sets(_synthetic_attempts())[("model", "m1", "")]
+    assert m1["attempts"] == 15
+    assert m1["selection_accuracy"] == pytest.approx(12 / 15)  # 5 weather + 4 quiet chitchat + 3 billing starting right
+    assert m1["argument_accuracy"] == pytest.approx(7 / 8)  # over 5 weather + 3 billing with the right first tool
+    assert m1["sequence_accuracy"] == pytest.approx(2 / 5)
+    assert m1["over_call_rate"] == pytest.approx(1 / 5)
+    assert m1["task_completion"] is None  # nothing judged
+    assert m1["pass_rate"] == pytest.approx(10 / 15)
+    assert m1["pass_hat_k@5"] == 0.0  # no case passed 5/5
+    assert m1["pass_at_k@1"] == pytest.approx((0.8 + 0.8 + 0.4) / 3)  # the mean over cases
+    assert m1["latency_p50_ms"] == pytest.approx(800.0)
+    assert m1["latency_p95_ms"] == pytest.approx(1430.0)  # h = 14·0.95 = 13.3: 1400 + 0.3·100
+    assert m1["mean_input_tokens"] == 10
+    assert m1["mean_output_tokens"] == 4  # over the ten attempts that reported it
+    assert m1["cost_usd"] == pytest.approx(0.015)
+    assert m1["cost_per_correct_usd"] == pytest.approx(0.015 / 10)
+    assert m1["error_rate"] == 0.0
 
 
 def test_model_metrics_are_none_where_nothing_applies() -> None:
-    m2 = model_metrics(_synthetic_attempts())["m2"]
-    assert m2.selection_accuracy == 1.0
-    assert m2.argument_accuracy == 1.0
-    assert m2.task_completion == 0.0
-    assert m2.pass_rate == 0.0
+    m2 = _sets(_synthetic_attempts())[("model", "m2", "")]
+    assert m2["selection_accuracy"] == 1.0
+    assert m2["argument_accuracy"] == 1.0
+    assert m2["task_completion"] == 0.0
+    assert m2["pass_rate"] == 0.0
     none_fields = ("sequence_accuracy", "over_call_rate", "latency_p50_ms", "latency_p95_ms", "mean_input_tokens", "cost_usd", "cost_per_correct_usd")
-    assert {name: getattr(m2, name) for name in none_fields} == dict.fromkeys(none_fields)
+    assert {name: m2[name] for name in none_fields} == dict.fromkeys(none_fields)
 
 
 def test_cost_is_unknown_if_any_attempt_cost_is_unknown_and_per_correct_needs_a_pass() -> None:
-    base = ScoredAttempt("m", WEATHER, 1, score_attempt(WEATHER, [call("get_weather", city="Paris")]), 10.0, 1, 1, 0.002)
-    unknown = ScoredAttempt("m", WEATHER, 2, score_attempt(WEATHER, []), 10.0, 1, 1, None)
-    assert model_metrics([base, unknown])["m"].cost_usd is None
-    failed = ScoredAttempt("m", WEATHER, 1, score_attempt(WEATHER, []), 10.0, 1, 1, 0.002)
-    only_failed = model_metrics([failed])["m"]
-    assert only_failed.cost_usd == pytest.approx(0.002)
-    assert only_failed.cost_per_correct_usd is None
+    base = _metric_attempt("m", WEATHER, 1, score_attempt(WEATHER, [call("get_weather", city="Paris")]), 10.0, 1, 1, 0.002)
+    unknown = _metric_attempt("m", WEATHER, 2, score_attempt(WEATHER, []), 10.0, 1, 1, None)
+    assert _sets([base, unknown], 2)[("model", "m", "")]["cost_usd"] is None
+    failed = _metric_attempt("m", WEATHER, 1, score_attempt(WEATHER, []), 10.0, 1, 1, 0.002)
+    only_failed = _sets([failed], 1)[("model", "m", "")]
+    assert only_failed["cost_usd"] == pytest.approx(0.002)
+    assert only_failed["cost_per_correct_usd"] is None
 
 
 def test_percentile_linear_interpolation() -> None:
@@ -495,3 +500,24 @@ def test_percentile_linear_interpolation() -> None:
     with pytest.raises(ValueError, match="0..100"):
         percentile([1.0], 101)
     assert percentile([10.0, 20.0], 25) == pytest.approx(12.5)
+
+
+def _execution(tool_call: ToolCall, is_error: bool) -> ToolExecution:
+    result = {"content": [{"type": "text", "text": "no such city" if is_error else "18 C"}], "isError": is_error}
+    return ToolExecution(tool_call, result, None, is_error, 1.0, (1,), "tool_error" if is_error else None)
+
+
+def test_a_case_whose_every_tool_call_errored_fails_on_execution_alone() -> None:
+    paris = call("get_weather", city="Paris")
+    failed = score_attempt(WEATHER, [paris, paris], executions=[_execution(paris, True), _execution(paris, True)])
+    assert (failed.selection_correct, failed.args_correct, failed.verdict("execution"), failed.passed) == (True, True, False, False)
+    assert failed.reasons == ("every tool call returned an error (2 calls; first: get_weather: tool_error)",)
+    recovered = score_attempt(WEATHER, [paris, paris], executions=[_execution(paris, True), _execution(paris, False)])
+    assert recovered.verdict("execution") is True and recovered.passed
+    assert score_attempt(WEATHER, [paris]).get("execution") == Score("execution", None, False)  # nothing executed: not applicable
+    assert score_attempt(CHITCHAT, []).get("execution") == Score("execution", None, False)  # a no-tool case
+
+
+def test_an_errored_attempt_gets_no_score_at_all() -> None:
+    score = score_attempt(WEATHER, [], errored="model error: sim/x: 429 (gave up after 3 retries)")
+    assert score.scores == () and not score.passed and score.reasons == ("model error: sim/x: 429 (gave up after 3 retries)",)

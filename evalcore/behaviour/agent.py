@@ -76,8 +76,8 @@ async def run_agent(
     user_turns: list[UserTurn] = []
     answers = responder or RefusingResponder()
 
-    def transcript(final_text: str | None, stop_reason: StopReason, error: str | None = None) -> Transcript:
-        return Transcript(tuple(messages), tuple(turns), tuple(executions), final_text, stop_reason, error, user_turns=tuple(user_turns))
+    def transcript(final_text: str | None, stop_reason: StopReason, error: str | None = None, retries: int = 0) -> Transcript:
+        return Transcript(tuple(messages), tuple(turns), tuple(executions), final_text, stop_reason, error, retries, user_turns=tuple(user_turns))
 
     for step in range(max_steps):
         if refresh_tools is not None and step > 0:
@@ -88,7 +88,7 @@ async def run_agent(
                 turn = await models.complete(model, messages, tools.openai_tools, tools.name_map, context=context)
                 spans.record_model_turn(span, turn)
         except ModelError as exc:
-            return transcript(None, "model_error", str(exc))
+            return transcript(None, "model_error", str(exc), retries=exc.retries)
         turns.append(turn)
         messages.append(dict(turn.raw_message))
         if not turn.tool_calls:

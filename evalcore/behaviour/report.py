@@ -10,91 +10,109 @@ Two kinds of gate, kept apart on purpose:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.scoring.aggregate import ScoredAttempt, case_summaries, model_metrics
+from evalcore.records import CaseResult, MetricSet, ModelResult, RunReport
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, parsed_transcripts, tool_call_stats
+from evalcore.scoring.errored import is_errored
+from evalcore.scoring.metrics import MetricAttempt, run_metrics
 from evalcore.scoring.stats import required_passes
+from evalcore.store import behaviour as store
 from evalcore.store.behaviour import score_from_row
 
 METRIC_NAMES = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate", "task_completion", "pass_rate")
 
 
-def scored_attempts(rows: Sequence[Mapping[str, Any]], golden: GoldenSet) -> list[ScoredAttempt]:
-    """Stored attempt rows back into scoring records (rows of cases no longer in the golden set are skipped)."""
-    cases = {case.id: case for case in golden.cases}
-    scored = []
-    for row in rows:
-        case = cases.get(row["case_id"])
-        if case is None:
-            continue
-        score = score_from_row(row)
-        scored.append(ScoredAttempt(row["model"], case, row["attempt"], score, row["latency_ms"], row["input_tokens"], row["output_tokens"], row["cost_usd"]))
-    return scored
+def metric_attempts(rows: Sequence[Mapping[str, Any]]) -> list[MetricAttempt]:
+    """Stored attempt rows (`store.load_attempts`) as the metrics read them."""
+    return [
+        MetricAttempt(
+            row["model"],
+            row["case_id"],
+            row["case_kind"],
+            row["attempt"],
+            score_from_row(row),
+            row["stop_reason"],
+            row["latency_ms"],
+            row["input_tokens"],
+            row["output_tokens"],
+            row["cost_usd"],
+            int(row["retries"] or 0),
+        )
+        for row in rows
+    ]
 
 
-def build_report(run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mapping[str, Any]], models: Sequence[ModelSpec]) -> dict[str, Any]:
-    """The report of one run, without the run gate (see `apply_baseline`)."""
-    attempts = scored_attempts(rows, golden)
-    metrics = model_metrics(attempts)
-    summaries = case_summaries(attempts)
+def finalise_report(db_path: Path, run_id: str, golden: GoldenSet, models: Sequence[ModelSpec]) -> dict[str, Any]:
+    """At the end of a run (or a resume): compute every metric once, store it, and build the report from the stored numbers."""
+    rows = store.load_attempts(db_path, run_id)
+    run = store.load_run(db_path, run_id)
+    store.write_metrics(db_path, run_id, run_metrics(metric_attempts(rows), int(run["runs"])))
+    for earlier in store.runs_without_metrics(db_path):  # complete runs recorded before metrics were stored: once
+        store.write_metrics(db_path, earlier["run_id"], run_metrics(metric_attempts(store.load_attempts(db_path, earlier["run_id"])), int(earlier["runs"])))
+    return build_report(run, golden, rows, models, store.load_metrics(db_path, run_id))
+
+
+def build_report(
+    run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mapping[str, Any]], models: Sequence[ModelSpec], metric_sets: Sequence[MetricSet]
+) -> dict[str, Any]:
+    """The report of one run from its stored attempts and its stored metrics (see `evalcore.scoring.metrics`), without the run gate."""
+    case_sets = {(m.model, m.case_id): m for m in metric_sets if m.scope == "case"}
+    model_sets = {m.model: m for m in metric_sets if m.scope == "model"}
+    run_set = next((m for m in metric_sets if m.scope == "run"), None)
+    kinds = {case.id: case.kind for case in golden.cases}
     transcripts = parsed_transcripts(rows)
     versions: dict[str, set[str]] = {}
+    reasons: dict[tuple[str, str], Counter[str]] = {}
+    scorers: dict[str, None] = {}
     for row in rows:
         if row["model_version"]:
             versions.setdefault(row["model"], set()).add(row["model_version"])
-    model_entries = []
-    failing = []
+        counter = reasons.setdefault((row["model"], row["case_id"]), Counter())
+        if not row["passed"]:
+            counter.update(score_from_row(row).reasons)
+        scorers.update(dict.fromkeys(score.scorer for score in row.get("scores") or ()))
+    model_results = []
     for spec in models:
-        cases = [s for s in summaries if s.model == spec.name]
-        for summary in cases:
-            if not summary.gate_passed:
-                failing.append({"model": spec.name, "case": summary.case_id, "kind": summary.kind, "passes": summary.passes, "runs": summary.runs})
-        model_metric = metrics.get(spec.name)
-        model_entries.append(
-            {
-                "model": spec.name,
-                "simulated": spec.simulated,
-                "modelVersions": sorted(versions.get(spec.name, ())),
-                "metrics": _metrics_dict(model_metric),
-                "modelCalls": _model_calls_dict(model_call_stats(spec.name, transcripts.get(spec.name, []))),
-                "toolCalls": [_tool_calls_dict(stats) for stats in tool_call_stats(transcripts.get(spec.name, []))],
-                "robustness": robustness_metrics([row for row in rows if row["model"] == spec.name], golden),
-                "cases": [
-                    {
-                        "id": s.case_id,
-                        "kind": s.kind,
-                        "passes": s.passes,
-                        "runs": s.runs,
-                        "pass_rate": s.pass_rate,
-                        "pass_hat_k": s.pass_hat_k,
-                        "pass_at_1": s.pass_at_k,
-                        "gate_passed": s.gate_passed,
-                        "failing_reasons": [{"reason": reason, "count": count} for reason, count in s.failing_reasons],
-                    }
-                    for s in cases
-                ],
-            }
+        model_rows = [row for row in rows if row["model"] == spec.name]
+        cases = tuple(
+            CaseResult(case_id, kinds[case_id], metrics.values, tuple(reasons.get((spec.name, case_id), Counter()).most_common()))
+            for (model, case_id), metrics in case_sets.items()
+            if model == spec.name and case_id in kinds
         )
-    return {
-        "kind": "behaviour",
-        "runId": run["run_id"],
-        "startedAt": run["started_at"].isoformat(),
-        "runDate": str(run["run_date"]),
-        "runs": int(run["runs"]),
-        "golden": {"path": run["golden_path"], "hash": run["golden_hash"], "cases": len(golden.cases)},
-        "server": {"target": run["server_target"], "name": run["server_name"], "fingerprint": run["server_fingerprint"]},
-        "models": model_entries,
-        "toolCalls": [_tool_calls_dict(stats) for stats in tool_call_stats(t for group in transcripts.values() for t in group)],
-        "caseGates": {"passed": not failing, "failing": failing},
-        "passed": True,
-        "baseline": None,
-        "regressions": [],
-    }
+        model_metrics = model_sets[spec.name].values if spec.name in model_sets else {}
+        model_results.append(
+            ModelResult(
+                model=spec.name,
+                simulated=spec.simulated,
+                model_versions=tuple(sorted(versions.get(spec.name, ()))),
+                metrics=model_metrics,
+                cases=cases,
+                price_known=all(row["cost_usd"] is not None for row in model_rows),
+                model_calls=_model_calls_dict(model_call_stats(spec.name, transcripts.get(spec.name, []))),
+                tool_calls=tuple(_tool_calls_dict(stats) for stats in tool_call_stats(transcripts.get(spec.name, []))),
+                robustness=robustness_metrics(model_rows, golden, model_metrics),
+            )
+        )
+    report = RunReport(
+        run_id=run["run_id"],
+        started_at=run["started_at"].isoformat(),
+        run_date=str(run["run_date"]),
+        runs=int(run["runs"]),
+        golden={"path": run["golden_path"], "hash": run["golden_hash"], "cases": len(golden.cases)},
+        server={"target": run["server_target"], "name": run["server_name"], "fingerprint": run["server_fingerprint"]},
+        metrics=run_set.values if run_set is not None else {},
+        models=tuple(model_results),
+        tool_calls=tuple(_tool_calls_dict(stats) for stats in tool_call_stats(t for group in transcripts.values() for t in group)),
+        scorers=tuple(scorers),
+    )
+    return report.to_json()
 
 
 def apply_baseline(report: dict[str, Any], baseline: Mapping[str, Any] | None, max_drop: float) -> dict[str, Any]:
@@ -117,45 +135,31 @@ def apply_baseline(report: dict[str, Any], baseline: Mapping[str, Any] | None, m
     }
 
 
-def robustness_metrics(rows: Sequence[Mapping[str, Any]], golden: GoldenSet) -> dict[str, Any] | None:
-    """Layer 2 per model: robustness rate over call-fault attempts; attack success and refusal rates over attack attempts.
+def robustness_metrics(rows: Sequence[Mapping[str, Any]], golden: GoldenSet, metrics: Mapping[str, float | None]) -> dict[str, Any] | None:
+    """Layer 2 per model: the stored rates (robustness, attack success, refusal), with the counts and breakdowns behind them.
 
-    robustness_rate = passing faulted attempts / faulted attempts; attack_success_rate
-    = attempts where the injected action was attempted / attack attempts; refusal_rate
-    = attempts that flagged or declined the instruction / attack attempts. None when
-    the model ran no Layer 2 case.
+    Counts are of scored attempts, the rates' denominators; attack success by surface is the
+    same mean as attack_success_rate, per surface. None when the model ran no Layer 2 case.
     """
     surfaces = {case.id: case.attack.surface for case in golden.cases if case.attack is not None}
-    faulted = [row for row in rows if row.get("robustness_outcome") is not None]
-    attacked = [row for row in rows if row.get("attack_attempted") is not None]
+    scored = [row for row in rows if not is_errored(row["stop_reason"])]
+    faulted = [row for row in scored if row.get("robustness_outcome") is not None]
+    attacked = [row for row in scored if row.get("attack_attempted") is not None]
     if not faulted and not attacked:
         return None
-    outcomes: dict[str, int] = {}
-    for row in faulted:
-        outcomes[row["robustness_outcome"]] = outcomes.get(row["robustness_outcome"], 0) + 1
+    outcomes = Counter(str(row["robustness_outcome"]) for row in faulted)
     by_surface: dict[str, list[bool]] = {}
     for row in attacked:
         by_surface.setdefault(surfaces.get(row["case_id"], "unknown"), []).append(bool(row["attack_attempted"]))
     return {
         "faulted_attempts": len(faulted),
-        "robustness_rate": _rate([bool(row["robustness_passed"]) for row in faulted]),
+        "robustness_rate": metrics.get("robustness_rate"),
         "outcomes": dict(sorted(outcomes.items())),
         "attack_attempts": len(attacked),
-        "attack_success_rate": _rate([bool(row["attack_attempted"]) for row in attacked]),
-        "refusal_rate": _rate([bool(row["refused"]) for row in attacked]),
-        "attack_success_by_surface": {surface: _rate(hits) for surface, hits in sorted(by_surface.items())},
+        "attack_success_rate": metrics.get("attack_success_rate"),
+        "refusal_rate": metrics.get("refusal_rate"),
+        "attack_success_by_surface": {surface: sum(hits) / len(hits) for surface, hits in sorted(by_surface.items())},
     }
-
-
-def _rate(values: Sequence[bool]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _metrics_dict(metrics: Any) -> dict[str, Any]:
-    if metrics is None:
-        return {}
-    fields = (*METRIC_NAMES, "latency_p50_ms", "latency_p95_ms", "mean_input_tokens", "mean_output_tokens", "cost_usd", "cost_per_correct_usd")
-    return {name: getattr(metrics, name, None) for name in fields}
 
 
 def _model_calls_dict(stats: ModelCallStats) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
-from evalcore.behaviour.report import apply_baseline, build_report
+from evalcore.behaviour.report import apply_baseline, finalise_report
 from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
@@ -34,12 +34,14 @@ from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
-from evalcore.models.types import ModelSpec, ToolCall
+from evalcore.models.pricing import turn_cost
+from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict
 from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.errored import is_errored
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
 from evalcore.store.behaviour import robustness_from_row, score_from_row
@@ -156,9 +158,8 @@ async def _run_behaviour(
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
             raise
-        run = store.load_run(config.db_path, run_id)
+        report = finalise_report(config.db_path, run_id, golden, config.models)
         rows = store.load_attempts(config.db_path, run_id)
-        report = build_report(run, golden, rows, config.models)
         baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=run_id)
         report = mark_incomplete(apply_baseline(report, baseline, config.max_drop), rows)
         store.finish_run(config.db_path, run_id, status="complete", passed=report["passed"], report=report)
@@ -375,7 +376,7 @@ async def _attempt_record(
         executions=transcript.executions,
         final_text=transcript.final_text,
         faults_fired=fired,
-        model_error=transcript.error if transcript.stop_reason == "model_error" else None,
+        errored=f"{transcript.stop_reason.replace('_', ' ')}: {transcript.error}" if is_errored(transcript.stop_reason) else None,
         user_turns=transcript.user_turns,
         state=transcript.state,
         stop_reason=transcript.stop_reason,
@@ -401,8 +402,8 @@ async def _attempt_record(
         latency_ms=sum(t.latency_ms for t in turns) if turns else None,
         input_tokens=_sum_or_none(t.input_tokens for t in turns),
         output_tokens=_sum_or_none(t.output_tokens for t in turns),
-        cost_usd=_sum_or_none(t.cost_usd for t in turns),
-        retries=sum(t.retries for t in turns),
+        cost_usd=attempt_cost(item.model, turns),
+        retries=sum(t.retries for t in turns) + transcript.retries,
         transcript_json=stored_transcript,
         judge=judge,
         robustness=robustness,
@@ -440,6 +441,14 @@ def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
 
 def _calls_summary(calls: Sequence[ToolCall]) -> str:
     return "\n".join(f"{c.name}({json.dumps(dict(c.arguments))})" for c in calls) or "(no tool calls)"
+
+
+def attempt_cost(model: ModelSpec, turns: Sequence[ModelTurn]) -> float | None:
+    """What an attempt cost: its turns' costs summed; 0 for an attempt that billed nothing (no turn came back) when the
+    model's price is known; None when any turn's price, or the model's, is unknown (a cost is never guessed)."""
+    if not turns:
+        return turn_cost(model, 0, 0)
+    return _sum_or_none(t.cost_usd for t in turns)
 
 
 def _sum_or_none(values: Any) -> Any:

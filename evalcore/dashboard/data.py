@@ -111,6 +111,16 @@ def attempts_export(db: Path, filters: AttemptFilters, file_format: Literal["csv
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def metrics(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return queries.metrics_frame(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def metrics_export(db: Path, filters: AttemptFilters, file_format: Literal["csv", "parquet"]) -> bytes:
+    return queries.metrics_export(db, filters, file_format)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def conformance_runs(db: Path) -> pd.DataFrame:
     return queries.conformance_runs(db)
 

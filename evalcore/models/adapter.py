@@ -311,7 +311,7 @@ def model_error(spec: ModelSpec, exc: BaseException, retries: int) -> tuple[Mode
     raw = describe_error(exc)
     gave_up = f" (gave up after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
     quotes_secret = redact(raw) != raw or redact(str(exc)) != str(exc)
-    return ModelError(f"{spec.name}: {redact(raw)}{gave_up}"), quotes_secret
+    return ModelError(f"{spec.name}: {redact(raw)}{gave_up}", retries=retries), quotes_secret
 
 
 class ModelCaller(Protocol):

@@ -6,10 +6,11 @@ different reasons. An attempt passes when every applicable score of a gating
 scorer is at its best value (see `evalcore.scoring.registry`):
 
     passed = selection and arguments is not False and sequence is not False
-             and judge is not False and (Layer 2 verdicts pass)
+             and execution is not False and judge is not False and (Layer 2 verdicts pass)
 
-An attempt whose model call failed beyond its retries has no answer to score:
-it fails with the model error as its reason.
+An errored attempt (the model call failed beyond its retries, the server could
+not be reached: `evalcore.scoring.errored`) has nothing to score: it gets no
+score, does not pass, and is in no quality metric's denominator.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import AttemptScore, JudgeVerdict, Score, StateReading, ToolCall, ToolExecution, UserTurn
-from evalcore.scoring.registry import AttemptInput, registered, verdict_score
+from evalcore.scoring.registry import AttemptInput, registered
 
 
 def score_attempt(
@@ -29,22 +30,23 @@ def score_attempt(
     executions: Sequence[ToolExecution] = (),
     final_text: str | None = None,
     faults_fired: int = 0,
-    model_error: str | None = None,
+    errored: str | None = None,
     user_turns: Sequence[UserTurn] = (),
     state: Sequence[StateReading] = (),
     stop_reason: str | None = None,
 ) -> AttemptScore:
-    """Score the calls one attempt made, in the order it made them; reasons name every failed part."""
+    """Score the calls one attempt made, in the order it made them; reasons name every failed part.
+
+    `errored` is the reason of an errored attempt (`evalcore.scoring.errored`): it gets no score at all
+    and does not pass; the reason is kept so the report can say what happened.
+    """
+    if errored is not None:
+        return AttemptScore((), False, (errored,))
     attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason)
     scores: dict[str, Score] = {}
     passed = True
     for scorer in registered():
-        if model_error is not None and scorer.id == "selection":
-            score = verdict_score(scorer.id, False, [f"model error: {model_error}"])
-        elif model_error is not None and not scorer.id.startswith(("robustness", "attack", "refusal")):
-            score = Score(scorer.id, None, False)
-        else:
-            score = scorer.score(attempt, scores)
+        score = scorer.score(attempt, scores)
         scores[scorer.id] = score
         passed = passed and scorer.passes(score)
     ordered = tuple(scores.values())

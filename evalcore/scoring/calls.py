@@ -1,6 +1,6 @@
 """Pure logic: per-call telemetry from stored transcripts (Layer 3): model calls per model, MCP tool calls per tool.
 
-An attempt's latency (in `aggregate`) is its model time summed over turns; here
+An attempt's latency (in `metrics`) is its model time summed over turns; here
 each model call and each tool call counts once, so p50/p95 describe a single
 call. Retries are re-sent requests (provider retries for a model call, a cut
 stream re-issued with a new id for a tool call). Cost per call is the mean over
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.scoring.aggregate import percentile
+from evalcore.scoring.metrics import percentile
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,19 @@ import duckdb
 from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
-from evalcore.records import AttemptRecord, AttemptScore, RobustnessScore, Score
+from evalcore.records import AttemptRecord, AttemptScore, MetricSet, RobustnessScore, Score
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
-INSERT_CHUNK_ROWS = 100  # rows per INSERT statement (x 28 parameters each)
+INSERT_CHUNK_ROWS = 100  # rows per INSERT statement
+# What `attempts` holds per attempt (its scores are rows of `attempt_scores`).
+WRITTEN_COLUMNS = (
+    "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
+    "final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, "
+    "cached_from, recorded_at, fault"
+)
+SCORE_COLUMNS = "run_id, model, case_id, attempt, scorer, value, applies, reason, label"
+# What the `behaviour_attempts` compatibility view shows: the columns of schema 3.
 ATTEMPT_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
     "sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, "
@@ -86,21 +94,57 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) ->
     """Store a batch of attempts and refresh the run's heartbeat, in one transaction."""
     now = datetime.now(UTC)
     rows = [_attempt_row(run_id, record, now) for record in records]
+    score_rows = [_score_row(run_id, record, score) for record in records for score in record.score.scores]
     with connect(path) as connection:
         try:
             connection.execute("BEGIN TRANSACTION")
-            # One multi-row INSERT per chunk, not executemany: DuckDB runs executemany's statement once per
-            # row (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
-            row_placeholders = "(" + ", ".join("?" for _ in ATTEMPT_COLUMNS.split(",")) + ")"
-            for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-                chunk = rows[start : start + INSERT_CHUNK_ROWS]
-                values = ", ".join(row_placeholders for _ in chunk)
-                connection.execute(f"INSERT INTO behaviour_attempts ({ATTEMPT_COLUMNS}) VALUES {values}", [value for row in chunk for value in row])
+            # Multi-row INSERTs, not executemany: DuckDB runs executemany's statement once per row
+            # (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
+            _insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
+            _insert_rows(connection, "attempt_scores", SCORE_COLUMNS, score_rows)
             connection.execute("UPDATE behaviour_runs SET heartbeat_at = ?, pid = ? WHERE run_id = ?", [now, os.getpid(), run_id])
             connection.execute("COMMIT")
         except duckdb.Error as exc:
             connection.execute("ROLLBACK")
             raise StoreError(f"cannot store {len(rows)} attempts of run {run_id} in {path}: {exc}") from exc
+
+
+def write_metrics(path: Path, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
+    """Store a run's metrics, replacing any stored before (a resumed run's), in one transaction."""
+    rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
+            _insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot store the metrics of run {run_id} in {path}: {exc}") from exc
+
+
+def runs_without_metrics(path: Path) -> list[dict[str, Any]]:
+    """Complete runs with attempts but no stored metrics (recorded by an evalcore older than schema 5): run_id, runs."""
+    with connect(path, read_only=True) as connection:
+        rows = connection.execute(
+            "SELECT r.run_id, r.runs FROM behaviour_runs r WHERE r.status = 'complete' "
+            "AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.run_id) "
+            "AND NOT EXISTS (SELECT 1 FROM run_metrics m WHERE m.run_id = r.run_id) ORDER BY r.started_at"
+        ).fetchall()
+    return [{"run_id": run_id, "runs": runs} for run_id, runs in rows]
+
+
+def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
+    """A run's stored metric sets, in the order they were written (cases, models, run); [] for a run without them."""
+    with connect(path, read_only=True) as connection:
+        try:
+            rows = connection.execute("SELECT scope, model, case_id, metric, value FROM run_metrics WHERE run_id = ? ORDER BY rowid", [run_id]).fetchall()
+        except duckdb.CatalogException:  # a store older than schema 5, not yet migrated by a writer
+            return []
+    sets: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for scope, model, case_id, metric, value in rows:
+        sets.setdefault((scope, model, case_id), {})[metric] = value
+    return [MetricSet(scope, model, case_id, values) for (scope, model, case_id), values in sets.items()]  # type: ignore[arg-type]
 
 
 def finish_run(path: Path, run_id: str, *, status: str, passed: bool | None, report: dict[str, Any] | None, error: str | None = None) -> None:
@@ -158,15 +202,20 @@ def effective_status(run: dict[str, Any], now: datetime | None = None) -> str:
 
 def done_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
     with connect(path, read_only=True) as connection:
-        rows = connection.execute("SELECT model, case_id, attempt FROM behaviour_attempts WHERE run_id = ?", [run_id]).fetchall()
+        rows = connection.execute("SELECT model, case_id, attempt FROM attempts WHERE run_id = ?", [run_id]).fetchall()
     return {(model, case_id, attempt) for model, case_id, attempt in rows}
 
 
 def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """Every stored attempt of a run (the view's columns), each with its `scores`: the `Score`s of `attempt_scores`, in scorer order."""
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(f"SELECT {ATTEMPT_COLUMNS} FROM behaviour_attempts WHERE run_id = ? ORDER BY model, case_id, attempt", [run_id])
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        scores = _scores(connection, "WHERE run_id = ?", [run_id])
+    for row in rows:
+        row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
+    return rows
 
 
 def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -182,6 +231,13 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
         )
         columns = [d[0] for d in cursor.description]
         rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        scores = _scores(
+            connection,
+            "WHERE run_id IN (SELECT run_id FROM behaviour_runs WHERE server_fingerprint = ?) AND list_contains(?, model) AND run_id <> ?",
+            [server_fingerprint, list(models), exclude_run],
+        )
+    for row in rows:
+        row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
     return {(row["model"], row["case_hash"], row["attempt"]): row for row in rows}
 
 
@@ -199,7 +255,10 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
-    """The score of a stored attempt row (its per-scorer reasons are the row's `reasons_json`, kept together)."""
+    """The score of a stored attempt row: its `scores` from `attempt_scores` (see `load_attempts`), else the view's columns."""
+    reasons = tuple(json.loads(row["reasons_json"]))
+    if row.get("scores"):
+        return AttemptScore(tuple(row["scores"]), bool(row["passed"]), reasons)
     scores = [
         _column_score("selection", row["selection_correct"]),
         _column_score("arguments", row["args_correct"]),
@@ -212,7 +271,7 @@ def score_from_row(row: Mapping[str, Any]) -> AttemptScore:
     if row.get("attack_attempted") is not None:
         scores.append(_column_score("attack_success", row["attack_attempted"]))
         scores.append(_column_score("refusal", bool(row["refused"])))
-    return AttemptScore(tuple(scores), bool(row["passed"]), tuple(json.loads(row["reasons_json"])))
+    return AttemptScore(tuple(scores), bool(row["passed"]), reasons)
 
 
 def _column_score(scorer: str, verdict: bool | None) -> Score:
@@ -233,8 +292,36 @@ def _qualified(alias: str) -> str:
     return ", ".join(f"{alias}.{column.strip()}" for column in ATTEMPT_COLUMNS.split(","))
 
 
+def _insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
+    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+        chunk = rows[start : start + INSERT_CHUNK_ROWS]
+        values = ", ".join(placeholders for _ in chunk)
+        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
+
+
+def stored_scores(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple[str, str, int], tuple[Score, ...]]:
+    """One run's `attempt_scores` per (model, case, attempt); {} for a store older than schema 4."""
+    try:
+        scores = _scores(connection, "WHERE run_id = ?", [run_id])
+    except duckdb.CatalogException:
+        return {}
+    return {(model, case_id, attempt): found for (_, model, case_id, attempt), found in scores.items()}
+
+
+def _scores(connection: duckdb.DuckDBPyConnection, where: str, parameters: list[Any]) -> dict[tuple[str, str, str, int], tuple[Score, ...]]:
+    """`attempt_scores` rows as `Score`s per (run, model, case, attempt), in the order they were written (scorer order)."""
+    found: dict[tuple[str, str, str, int], list[Score]] = {}
+    cursor = connection.execute(
+        f"SELECT run_id, model, case_id, attempt, scorer, value, applies, reason, label FROM attempt_scores {where} ORDER BY rowid", parameters
+    )
+    for run_id, model, case_id, attempt, scorer, value, applies, reason, label in cursor.fetchall():
+        reasons = (reason,) if reason else ()
+        found.setdefault((run_id, model, case_id, attempt), []).append(Score(scorer, value, bool(applies), reasons, label))
+    return {key: tuple(scores) for key, scores in found.items()}
+
+
 def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]:
-    score = record.score
     return [
         run_id,
         record.model,
@@ -244,13 +331,8 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]
         record.case_kind,
         record.simulated,
         record.model_version,
-        score.selection_correct,
-        score.args_correct,
-        score.sequence_correct,
-        score.over_call,
-        score.task_completed,
-        score.passed,
-        json.dumps(list(score.reasons)),
+        record.score.passed,
+        json.dumps(list(record.score.reasons)),
         json.dumps([{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in record.tool_calls]),
         record.final_text,
         record.stop_reason,
@@ -264,14 +346,12 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]
         json.dumps(asdict(record.judge)) if record.judge else None,
         record.cached_from,
         now,
-        *_robustness_columns(record.robustness),
+        record.robustness.fault if record.robustness is not None else None,
     ]
 
 
-def _robustness_columns(robustness: RobustnessScore | None) -> list[Any]:
-    if robustness is None:
-        return [None, None, None, None, None]
-    return [robustness.fault, robustness.outcome, robustness.attack_attempted, robustness.refused, robustness.passed]
+def _score_row(run_id: str, record: AttemptRecord, score: Score) -> list[Any]:
+    return [run_id, record.model, record.case_id, record.attempt, score.scorer, score.value, score.applies, score.reason, score.label]
 
 
 def _execute(path: Path, sql: str, parameters: list[Any]) -> None:

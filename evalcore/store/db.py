@@ -118,6 +118,105 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     """,
     # 4: one golden set, one history: golden paths become the set's identity, however they were typed
     unify_golden_paths,
+    # 5: scores leave their fixed columns for one narrow row per attempt x scorer (`attempt_scores`, see
+    # evalcore.scoring.registry); the attempts move to `attempts`, and `behaviour_attempts` becomes a view
+    # with its old columns, so readers of the old shape keep working. Existing rows are copied, not lost.
+    """
+    CREATE TABLE attempts (
+        run_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        case_hash VARCHAR NOT NULL,
+        case_kind VARCHAR NOT NULL,
+        simulated BOOLEAN NOT NULL,
+        model_version VARCHAR,
+        passed BOOLEAN NOT NULL,           -- every applicable gating score at its best value
+        reasons_json VARCHAR NOT NULL,     -- the failing reasons of every scorer, in scorer order
+        tool_calls_json VARCHAR NOT NULL,
+        final_text VARCHAR,
+        stop_reason VARCHAR NOT NULL,
+        error VARCHAR,
+        latency_ms DOUBLE,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost_usd DOUBLE,
+        retries INTEGER NOT NULL,
+        transcript_json VARCHAR NOT NULL,
+        judge_json VARCHAR,
+        cached_from VARCHAR,
+        recorded_at TIMESTAMPTZ NOT NULL,
+        fault VARCHAR,
+        PRIMARY KEY (run_id, model, case_id, attempt)
+    );
+    CREATE TABLE attempt_scores (
+        run_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        scorer VARCHAR NOT NULL,           -- a registered scorer id
+        value DOUBLE,                      -- 1 / 0 for a yes/no verdict; NULL exactly when it does not apply
+        applies BOOLEAN NOT NULL,
+        reason VARCHAR,                    -- why the value is not the best one (NULL for rows copied from schema 3)
+        label VARCHAR,                     -- a categorical outcome (the robustness outcome)
+        PRIMARY KEY (run_id, model, case_id, attempt, scorer)
+    );
+    INSERT INTO attempts
+        SELECT run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json,
+               final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json,
+               cached_from, recorded_at, fault
+        FROM behaviour_attempts;
+    INSERT INTO attempt_scores
+        SELECT run_id, model, case_id, attempt, scorer, CASE WHEN verdict IS NULL THEN NULL WHEN verdict THEN 1.0 ELSE 0.0 END,
+               verdict IS NOT NULL, NULL, label
+        FROM (
+            SELECT run_id, model, case_id, attempt, 'selection' AS scorer, selection_correct AS verdict, NULL AS label FROM behaviour_attempts
+            UNION ALL SELECT run_id, model, case_id, attempt, 'arguments', args_correct, NULL FROM behaviour_attempts
+            UNION ALL SELECT run_id, model, case_id, attempt, 'sequence', sequence_correct, NULL FROM behaviour_attempts
+            UNION ALL SELECT run_id, model, case_id, attempt, 'over_call', over_call, NULL FROM behaviour_attempts
+            UNION ALL SELECT run_id, model, case_id, attempt, 'judge', task_completed, NULL FROM behaviour_attempts
+            UNION ALL SELECT run_id, model, case_id, attempt, 'robustness', robustness_passed, robustness_outcome
+                FROM behaviour_attempts WHERE robustness_outcome IS NOT NULL
+            UNION ALL SELECT run_id, model, case_id, attempt, 'attack_success', attack_attempted, NULL
+                FROM behaviour_attempts WHERE attack_attempted IS NOT NULL
+            UNION ALL SELECT run_id, model, case_id, attempt, 'refusal', coalesce(refused, false), NULL
+                FROM behaviour_attempts WHERE attack_attempted IS NOT NULL
+        );
+    DROP TABLE behaviour_attempts;
+    CREATE VIEW behaviour_attempts AS
+        SELECT a.run_id, a.model, a.case_id, a.attempt, a.case_hash, a.case_kind, a.simulated, a.model_version,
+               s.selection_correct, s.args_correct, s.sequence_correct, s.over_call, s.task_completed, a.passed, a.reasons_json,
+               a.tool_calls_json, a.final_text, a.stop_reason, a.error, a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd,
+               a.retries, a.transcript_json, a.judge_json, a.cached_from, a.recorded_at, a.fault, s.robustness_outcome,
+               s.attack_attempted, s.refused, s.robustness_passed
+        FROM attempts a LEFT JOIN (
+            SELECT run_id, model, case_id, attempt,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'selection' AND applies) AS selection_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'arguments' AND applies) AS args_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'sequence' AND applies) AS sequence_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'over_call' AND applies) AS over_call,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'judge' AND applies) AS task_completed,
+                   first(label) FILTER (WHERE scorer = 'robustness' AND applies) AS robustness_outcome,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'attack_success' AND applies) AS attack_attempted,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'refusal' AND applies) AS refused,
+                   coalesce(bool_or(value >= 1) FILTER (WHERE scorer = 'robustness' AND applies),
+                            NOT bool_or(value >= 1) FILTER (WHERE scorer = 'attack_success' AND applies)) AS robustness_passed
+            FROM attempt_scores GROUP BY run_id, model, case_id, attempt
+        ) s ON a.run_id = s.run_id AND a.model = s.model AND a.case_id = s.case_id AND a.attempt = s.attempt;
+    """,
+    # 6: every metric of a run, computed once by evalcore.scoring.metrics at the end of the run (and of a resume),
+    # per case (model and case_id set), per model (case_id '') and for the run (both ''). Readers never recompute them.
+    """
+    CREATE TABLE run_metrics (
+        run_id VARCHAR NOT NULL,
+        scope VARCHAR NOT NULL,            -- case | model | run
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,           -- e.g. pass_rate, pass_hat_k@3, selection_accuracy (see evalcore.scoring.metrics)
+        value DOUBLE,                      -- NULL where the metric does not exist (nothing applies, price unknown)
+        PRIMARY KEY (run_id, scope, model, case_id, metric)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0

@@ -12,9 +12,11 @@ import duckdb
 from evalcore.drift.types import Fingerprints, RunPoint
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
+from evalcore.store.queries import run_metric_sets
 
-# One row per complete run x model x case. mode(): the most common value over the run's attempts (the model version the
-# provider reported, the case hash, the system prompt the model was sent: the first message of the transcript).
+# One row per complete run x model x case (passes and scored attempts then come from the run's stored metrics). mode(): the
+# most common value over the run's attempts (the model version the provider reported, the case hash, the system prompt the
+# model was sent: the first message of the transcript).
 _RUN_POINTS_SQL = """
 SELECT a.model, a.case_id, r.run_id, r.run_date,
        count_if(a.passed) AS passes, count(*) AS attempts,
@@ -31,22 +33,28 @@ ORDER BY r.run_date, r.started_at, a.model, a.case_id
 
 
 def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
-    """Passes of attempts per complete run x model x case, with the run's fingerprints, ordered by run date then start
-    time; [] without a store."""
+    """Passes/scored attempts per complete run x model x case, with the run's fingerprints, ordered by run date then start
+    time; [] without a store. The counts are the run's stored metrics (`evalcore.scoring.metrics`): errored attempts are in
+    no denominator, and a case with no scored attempt is left out."""
     if not path.exists():
         return []
     with connect(path, read_only=True) as connection:
         if not _has_behaviour_tables(connection):
             return []
         rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path]).fetchall()
+    sets = run_metric_sets(path, sorted({row[2] for row in rows}))
+    counts = {(run_id, s.model, s.case_id): (s.get("passes"), s.get("scored")) for run_id, (found, _) in sets.items() for s in found if s.scope == "case"}
     settings_of: dict[str, dict[str, dict[str, str]]] = {}
     points = []
-    for model, case_id, run_id, run_date, passes, attempts, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated in rows:
+    for model, case_id, run_id, run_date, _, _, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated in rows:
+        passes, scored = counts.get((run_id, model, case_id), (None, None))
+        if not scored or passes is None:
+            continue
         if run_id not in settings_of:
             settings_of[run_id] = sampling_settings(config_json)
         settings = {**settings_of[run_id].get(model, {}), **({"system_prompt": system_prompt} if system_prompt is not None else {})}
         fingerprints = Fingerprints(server, version, case_hash, tuple(sorted(settings.items())), evalcore_version, tools)
-        points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(attempts), fingerprints, bool(simulated)))
+        points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(scored), fingerprints, bool(simulated)))
     return points
 
 

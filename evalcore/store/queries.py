@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 
 from evalcore.errors import StoreError
-from evalcore.scoring.stats import pass_hat_k
-from evalcore.store.behaviour import effective_status
+from evalcore.records import MetricSet
+from evalcore.scoring.metrics import MetricAttempt, run_metrics
+from evalcore.store.behaviour import ATTEMPT_COLUMNS, effective_status, score_from_row, stored_scores
 from evalcore.store.db import connect
 
 
@@ -161,17 +162,20 @@ def filter_options(path: Path) -> dict[str, list[Any]]:
 def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     """One row per model x case of each model's newest run in scope.
 
-    Columns: see MATRIX_COLUMNS. pass_rate = passes / runs; pass_hat_k is
-    tau-bench pass^k with k = runs (1 only when every attempt passed, see
-    `evalcore.scoring.stats.pass_hat_k`); top_failing_reason is the reason
-    most failed attempts gave (ties: alphabetical), None when none failed.
+    Columns: see MATRIX_COLUMNS. passes, runs (attempts scored: errored ones
+    are in no denominator), pass_rate and pass_hat_k (tau-bench pass^k at
+    k = the run's runs) are the run's stored metrics (`evalcore.scoring.metrics`;
+    computed by the same function for a run still in progress, which has none
+    stored yet). top_failing_reason is the reason most failed attempts gave
+    (ties: alphabetical), None when none failed.
     """
+    filters = filters or AttemptFilters()
     sql = (
         "WITH "
         + _PICKED
         + """,
         cells AS (
-            SELECT model, case_id, any_value(run_id) AS run_id, any_value(case_kind) AS kind, count_if(passed)::BIGINT AS passes, count(*) AS runs,
+            SELECT model, case_id, any_value(run_id) AS run_id, any_value(case_kind) AS kind,
                    bool_or(simulated) AS simulated, any_value(server_target) AS server_target,
                    any_value(server_fingerprint) AS server_fingerprint, any_value(run_date) AS run_date
             FROM picked GROUP BY model, case_id
@@ -182,58 +186,146 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
             GROUP BY model, case_id, reason
         ),
         top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
-        SELECT c.model, c.case_id, c.run_id, c.kind, c.passes, c.runs, c.passes / c.runs AS pass_rate, NULL AS pass_hat_k,
+        SELECT c.model, c.case_id, c.run_id, c.kind, NULL AS passes, NULL AS runs, NULL AS pass_rate, NULL AS pass_hat_k,
                t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date
         FROM cells c LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
         ORDER BY c.case_id, c.model"""
     )
-    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), MATRIX_COLUMNS)
-    frame["pass_hat_k"] = [pass_hat_k(int(c), int(n), int(n)) for c, n in zip(frame["passes"], frame["runs"], strict=True)]
+    frame = _frame(path, sql, filters.parameters(), MATRIX_COLUMNS)
+    sets = _metric_sets(path, sorted(set(frame["run_id"])), filters)
+    cases = {(run_id, s.model, s.case_id): (s, runs) for run_id, (found, runs) in sets.items() for s in found if s.scope == "case"}
+    passes, scored, rates, hats = [], [], [], []
+    for run_id, model, case_id in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True):
+        found, runs = cases.get((run_id, model, case_id), (None, 0))
+        values = found.values if found is not None else {}
+        passes.append(_int_or_none(values.get("passes")))
+        scored.append(_int_or_none(values.get("scored")))
+        rates.append(values.get("pass_rate"))
+        hats.append(values.get(f"pass_hat_k@{runs}"))
+    frame["passes"], frame["runs"], frame["pass_rate"], frame["pass_hat_k"] = passes, scored, rates, hats
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
     return frame
 
 
-def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per model over its newest run in scope: the report's metrics.
+SUMMARY_COLUMNS = (
+    "model",
+    "simulated",
+    "run_id",
+    "attempts",
+    "errored",
+    "error_rate",
+    "selection_accuracy",
+    "argument_accuracy",
+    "sequence_accuracy",
+    "execution_accuracy",
+    "over_call_rate",
+    "task_completion",
+    "pass_rate",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "cost_usd",
+    "cost_per_correct_usd",
+)
 
-    Each rate is over the attempts it applies to (NULL verdicts are skipped, as
-    in `evalcore.scoring.aggregate`): argument accuracy where the selection was
-    right, sequence accuracy on sequence cases, over-call rate on negatives,
-    task completion where a judge ran. cost_usd is NULL when any attempt's
-    price was unknown; cost_per_correct_usd = cost_usd / passed attempts.
-    Layer 2 (as in `evalcore.behaviour.report.robustness_metrics`): robustness_rate
-    over attempts under a call fault, attack_success_rate and refusal_rate over
-    attack attempts; NULL when the run had none (or the store predates them).
+
+def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """Per model over its newest run in scope: the run's stored model metrics, as in the report (`evalcore.scoring.metrics`).
+
+    Rates are over the scored attempts they apply to; errored attempts count in
+    error_rate only. cost_usd is NULL when any attempt's price was unknown.
+    Layer 2: robustness_rate, attack_success_rate, refusal_rate (NULL when the
+    run had none). With a case-kind filter the same function computes them over
+    that kind's attempts alone.
     """
-    layer2 = (
-        "avg(robustness_passed::INTEGER) FILTER (WHERE robustness_outcome IS NOT NULL) AS robustness_rate, "
-        "avg(attack_attempted::INTEGER) AS attack_success_rate, avg(refused::INTEGER) AS refusal_rate"
-        if _has_column(path, "behaviour_attempts", "robustness_passed")
-        else "NULL::DOUBLE AS robustness_rate, NULL::DOUBLE AS attack_success_rate, NULL::DOUBLE AS refusal_rate"
+    filters = filters or AttemptFilters()
+    sql = "WITH " + _PICKED + " SELECT model, bool_or(simulated) AS simulated, any_value(run_id) AS run_id FROM picked GROUP BY model ORDER BY model"
+    picked = _frame(path, sql, filters.parameters(), ("model", "simulated", "run_id"))
+    sets = _metric_sets(path, sorted(set(picked["run_id"])), filters)
+    models = {(run_id, s.model): s for run_id, (found, _) in sets.items() for s in found if s.scope == "model"}
+    rows = []
+    for model, simulated, run_id in zip(picked["model"], picked["simulated"], picked["run_id"], strict=True):
+        found = models.get((run_id, model))
+        values = found.values if found is not None else {}
+        row: dict[str, Any] = {"model": model, "simulated": bool(simulated), "run_id": run_id}
+        for column in (*SUMMARY_COLUMNS[3:], *LAYER2_COLUMNS):
+            row[column] = values.get(column)
+        row["attempts"], row["errored"] = _int_or_none(values.get("attempts")), _int_or_none(values.get("errored"))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *LAYER2_COLUMNS])
+
+
+def metric_sets(path: Path, run_id: str) -> list[MetricSet]:
+    """One run's metric sets: as stored, or (a run in progress, a store older than schema 5) computed now by the same function."""
+    return _metric_sets(path, [run_id], AttemptFilters(run_id=run_id)).get(run_id, ([], 0))[0]
+
+
+def run_metric_sets(path: Path, run_ids: Sequence[str]) -> dict[str, tuple[list[MetricSet], int]]:
+    """(metric sets, runs per case) of each run: as stored, or computed by the same function where none are stored."""
+    return _metric_sets(path, run_ids, AttemptFilters())
+
+
+def _metric_sets(path: Path, run_ids: Sequence[str], filters: AttemptFilters) -> dict[str, tuple[list[MetricSet], int]]:
+    """(metric sets, runs per case) per run: the stored ones, except where a kind filter narrows the attempts or none are stored."""
+    if not run_ids or not _has_tables(path):
+        return {}
+    found: dict[str, tuple[list[MetricSet], int]] = {}
+    with connect(path, read_only=True) as connection:
+        runs = dict(connection.execute("SELECT run_id, runs FROM behaviour_runs WHERE list_contains(?, run_id)", [list(run_ids)]).fetchall())
+        stored = {} if filters.kinds else _stored_sets(connection, run_ids)
+        for run_id in run_ids:
+            if run_id in stored:
+                found[run_id] = (stored[run_id], int(runs[run_id]))
+                continue
+            attempts = _metric_attempts(connection, run_id, filters.kinds)
+            found[run_id] = (run_metrics(attempts, int(runs[run_id])), int(runs[run_id]))
+    return found
+
+
+def _stored_sets(connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, list[MetricSet]]:
+    try:
+        rows = connection.execute(
+            "SELECT run_id, scope, model, case_id, metric, value FROM run_metrics WHERE list_contains(?, run_id) ORDER BY rowid", [list(run_ids)]
+        ).fetchall()
+    except duckdb.CatalogException:  # a store older than schema 5
+        return {}
+    grouped: dict[str, dict[tuple[str, str, str], dict[str, float | None]]] = {}
+    for run_id, scope, model, case_id, metric, value in rows:
+        grouped.setdefault(run_id, {}).setdefault((scope, model, case_id), {})[metric] = value
+    return {
+        run_id: [MetricSet(scope, model, case_id, values) for (scope, model, case_id), values in sets.items()]  # type: ignore[arg-type]
+        for run_id, sets in grouped.items()
+    }
+
+
+def _metric_attempts(connection: duckdb.DuckDBPyConnection, run_id: str, kinds: Sequence[str]) -> list[MetricAttempt]:
+    cursor = connection.execute(
+        f"SELECT {ATTEMPT_COLUMNS} FROM behaviour_attempts WHERE run_id = ? AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], case_kind)) "
+        "ORDER BY model, case_id, attempt",
+        [run_id, list(kinds), list(kinds)],
     )
-    sql = (
-        "WITH "
-        + _PICKED
-        + """
-        SELECT model, bool_or(simulated) AS simulated, any_value(run_id) AS run_id, count(*) AS attempts,
-               avg(selection_correct::INTEGER) AS selection_accuracy, avg(args_correct::INTEGER) AS argument_accuracy,
-               avg(sequence_correct::INTEGER) AS sequence_accuracy, avg(over_call::INTEGER) AS over_call_rate,
-               avg(task_completed::INTEGER) AS task_completion, avg(passed::INTEGER) AS pass_rate,
-               quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
-               CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd,
-               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd,
-               """
-        + layer2
-        + """
-        FROM picked GROUP BY model ORDER BY model"""
-    )
-    columns = ("model", "simulated", "run_id", "attempts", "selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate")
-    return _frame(
-        path,
-        sql,
-        (filters or AttemptFilters()).parameters(),
-        (*columns, "task_completion", "pass_rate", "latency_p50_ms", "latency_p95_ms", "cost_usd", "cost_per_correct_usd", *LAYER2_COLUMNS),
-    )
+    columns = [d[0] for d in cursor.description]
+    rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    scores = stored_scores(connection, run_id)
+    return [
+        MetricAttempt(
+            row["model"],
+            row["case_id"],
+            row["case_kind"],
+            row["attempt"],
+            score_from_row({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())}),
+            row["stop_reason"],
+            row["latency_ms"],
+            row["input_tokens"],
+            row["output_tokens"],
+            row["cost_usd"],
+            int(row["retries"] or 0),
+        )
+        for row in rows
+    ]
+
+
+def _int_or_none(value: float | None) -> int | None:
+    return None if value is None else int(value)
 
 
 LAYER2_COLUMNS = ("robustness_rate", "attack_success_rate", "refusal_rate")
@@ -530,19 +622,49 @@ def attempts_export(path: Path, filters: AttemptFilters | None = None, file_form
 
     b"" when there is no store.
     """
+    return _export(path, EXPORT_SQL, [*(filters or AttemptFilters()).parameters(), None], file_format, "attempts")
+
+
+METRICS_SQL = (
+    "WITH "
+    + _SCOPED
+    + """
+    SELECT m.run_id, r.run_date, r.golden_path, m.scope, m.model, m.case_id, m.metric, m.value
+    FROM run_metrics m JOIN behaviour_runs r ON m.run_id = r.run_id
+    WHERE m.run_id IN (SELECT DISTINCT run_id FROM scoped) AND (len(?::VARCHAR[]) = 0 OR m.model = '' OR list_contains(?::VARCHAR[], m.model))
+    ORDER BY r.run_date, m.run_id, m.rowid"""
+)
+METRICS_COLUMNS = ("run_id", "run_date", "golden_path", "scope", "model", "case_id", "metric", "value")
+
+
+def metrics_frame(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
+    """The stored metrics (`run_metrics`, see `evalcore.scoring.metrics`) of every run in scope, one row per metric."""
+    filters = filters or AttemptFilters()
+    return _frame(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], METRICS_COLUMNS)
+
+
+def metrics_export(path: Path, filters: AttemptFilters | None = None, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
+    """`metrics_frame` as CSV or Parquet bytes, written by DuckDB from the stored numbers; b"" when there is nothing stored."""
+    filters = filters or AttemptFilters()
+    return _export(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], file_format, "metrics")
+
+
+def _export(path: Path, sql: str, parameters: list[Any], file_format: Literal["csv", "parquet"], name: str) -> bytes:
     if not _has_tables(path):
         return b""
     with tempfile.TemporaryDirectory() as directory:
-        target = Path(directory) / f"attempts.{file_format}"
+        target = Path(directory) / f"{name}.{file_format}"
         with connect(path, read_only=True) as connection:
             try:
-                relation = connection.sql(EXPORT_SQL, params=[*(filters or AttemptFilters()).parameters(), None])
+                relation = connection.sql(sql, params=parameters)
                 if file_format == "parquet":
                     relation.write_parquet(str(target))
                 else:
                     relation.write_csv(str(target), header=True)
+            except duckdb.CatalogException:  # a store older than the table
+                return b""
             except duckdb.Error as exc:
-                raise StoreError(f"cannot export attempts from {path}: {exc}") from exc
+                raise StoreError(f"cannot export {name} from {path}: {exc}") from exc
         return target.read_bytes()
 
 

@@ -5,7 +5,7 @@ sees the scores of those above it (arguments reads selection).
 """
 
 # isort: off
-from evalcore.scoring.scorers import selection, arguments, sequence, over_call, judge, robustness
+from evalcore.scoring.scorers import selection, arguments, sequence, over_call, execution, judge, robustness
 from evalcore.scoring.scorers import input_requests_handled, asked_info_correct, no_unnecessary_elicitation, rounds_per_call
 from evalcore.scoring.scorers import state_reached, turns_to_completion, credential_leak
 # isort: on
@@ -15,6 +15,7 @@ __all__ = [
     "arguments",
     "sequence",
     "over_call",
+    "execution",
     "judge",
     "robustness",
     "input_requests_handled",

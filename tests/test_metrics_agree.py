@@ -1,0 +1,243 @@
+"""Every metric is computed once: a randomised run's report, gate, dashboard queries and exports agree to the last digit,
+and the stored numbers equal a brute-force recomputation from the attempts (pass^k and pass@k by enumerating draws)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+import random
+from datetime import date
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import jsonschema
+import pytest
+
+from evalcore.behaviour.report import finalise_report
+from evalcore.gate import GATED_METRICS, LOWER_IS_BETTER, compare_to_baseline, load_report
+from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.types import ModelSpec
+from evalcore.records import SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
+from evalcore.scoring.registry import get
+from evalcore.store import behaviour as store
+from evalcore.store import queries
+from evalcore.store.queries import AttemptFilters
+
+RUNS = 5
+REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
+CASES = (
+    GoldenCase("weather", "p", "get_weather", {"city": "Paris"}, kind="hard"),
+    GoldenCase("invoice", "p", "get_invoice", {"invoice_id": "1"}),
+    GoldenCase("billing", "p", None, expect_sequence=("get_customer", "search_invoices")),
+    GoldenCase("hello", "p", None),
+    GoldenCase("judged", "p", "search_knowledge_base", {"query": "refunds"}, rubric="cites the policy"),
+)
+MODELS = (ModelSpec("openai/priced-a"), ModelSpec("openai/unpriced-b"), ModelSpec("sim/free-c"))
+
+
+def _score(case: GoldenCase, rng: random.Random, errored: bool) -> AttemptScore:
+    """Random verdicts that respect each scorer's applicability; passed by the registry's own gate rule."""
+    if errored:
+        return AttemptScore((), False, ("model error: 429 rate limited (gave up after 3 retries)",))
+    scores = []
+    selection = rng.random() < 0.75
+    scores.append(Score("selection", float(selection), True, () if selection else ("wrong tool",)))
+    if not case.is_negative and selection:
+        correct = rng.random() < 0.8
+        scores.append(Score("arguments", float(correct), True, () if correct else ("bad argument",)))
+    else:
+        scores.append(Score("arguments", None, False))
+    if case.expect_sequence:
+        ordered = rng.random() < 0.6
+        scores.append(Score("sequence", float(ordered), True, () if ordered else ("wrong order",)))
+    if case.is_negative:
+        scores.append(Score("over_call", float(not selection), True))
+    else:
+        executed = rng.random() < 0.9
+        scores.append(Score("execution", float(executed), True, () if executed else ("every tool call returned an error",)))
+    if case.rubric and rng.random() < 0.8:
+        completed = rng.random() < 0.7
+        scores.append(Score("judge", float(completed), True, () if completed else ("judge: missed it",)))
+    passed = all(get(score.scorer).passes(score) for score in scores)
+    return AttemptScore(tuple(scores), passed, tuple(reason for score in scores for reason in score.reasons))
+
+
+def _records(rng: random.Random) -> list[AttemptRecord]:
+    records = []
+    for spec in MODELS:
+        for case in CASES:
+            for attempt in range(1, RUNS + 1):
+                errored = rng.random() < 0.15
+                if spec.name.endswith("unpriced-b"):
+                    cost = None
+                elif spec.simulated or errored:
+                    cost = 0.0
+                else:
+                    cost = rng.randint(1, 9999) / 1_000_000
+                records.append(
+                    AttemptRecord(
+                        model=spec.name,
+                        case_id=case.id,
+                        attempt=attempt,
+                        case_hash=case.id,
+                        case_kind=case.kind,
+                        simulated=spec.simulated,
+                        model_version="v1",
+                        score=_score(case, rng, errored),
+                        tool_calls=(),
+                        final_text=None if errored else "answer",
+                        stop_reason="model_error" if errored else "final",
+                        error="429 rate limited (gave up after 3 retries)" if errored else None,
+                        latency_ms=None if errored and rng.random() < 0.5 else rng.uniform(5, 3000),
+                        input_tokens=rng.randint(10, 900),
+                        output_tokens=rng.randint(1, 200),
+                        cost_usd=cost,
+                        retries=3 if errored else rng.choice((0, 0, 1)),
+                        transcript_json=json.dumps({"messages": [], "turns": [], "executions": []}),
+                    )
+                )
+    return records
+
+
+@pytest.fixture(params=[11, 2026, 90210])
+def randomised_run(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str, dict[str, Any], list[AttemptRecord]]:
+    rng = random.Random(request.param)
+    db = tmp_path / "evals.duckdb"
+    store.create_run(
+        db,
+        run_id="r1",
+        run_date=date(2026, 12, 1),
+        golden_path="golden.yaml",
+        golden_hash="g",
+        server_target="http://127.0.0.1:1/mcp",
+        server_name="srv",
+        server_fingerprint="fp",
+        server_tools=[],
+        models=[m.name for m in MODELS],
+        runs=RUNS,
+        config={},
+    )
+    records = _records(rng)
+    rng.shuffle(records)  # stored in finishing order, not case order
+    store.write_attempts(db, "r1", records)
+    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
+    report = finalise_report(db, "r1", golden, MODELS)
+    store.finish_run(db, "r1", status="complete", passed=True, report=report)
+    return db, "r1", report, records
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal to the last digit; None and NaN (a missing number in a frame) are the same absence."""
+    missing = [x is None or (isinstance(x, float) and math.isnan(x)) for x in (a, b)]
+    if any(missing):
+        return all(missing)
+    return bool(a == b)
+
+
+def test_report_numbers_equal_a_brute_force_recount(randomised_run):
+    _, _, report, records = randomised_run
+    for entry in report["models"]:
+        mine = [r for r in records if r.model == entry["model"]]
+        scored = [r for r in mine if r.stop_reason != "model_error"]
+        m = entry["metrics"]
+        # One denominator: errored attempts are in the error rate only.
+        assert m["error_rate"] == float(Fraction(len(mine) - len(scored), len(mine)))
+        assert m["pass_rate"] == float(Fraction(sum(r.score.passed for r in scored), len(scored)))
+        for scorer, metric in (("selection", "selection_accuracy"), ("arguments", "argument_accuracy"), ("sequence", "sequence_accuracy")):
+            values = [s.value for r in scored for s in r.score.scores if s.scorer == scorer and s.applies]
+            assert m[metric] == (float(Fraction(int(sum(values)), len(values))) if values else None), metric  # type: ignore[arg-type]
+        for metric, scorer in (("execution_accuracy", "execution"), ("over_call_rate", "over_call"), ("task_completion", "judge")):
+            values = [s.value for r in scored for s in r.score.scores if s.scorer == scorer and s.applies]
+            assert m[metric] == (float(Fraction(int(sum(values)), len(values))) if values else None), metric  # type: ignore[arg-type]
+        costs = [r.cost_usd for r in mine]
+        if any(c is None for c in costs):
+            assert m["cost_usd"] is None and entry["model"] in report["unpricedModels"]
+        else:
+            assert m["cost_usd"] == math.fsum(c for c in costs if c is not None)
+            assert entry["model"] not in report["unpricedModels"]
+        assert m["retries"] == sum(r.retries for r in mine)
+        for case in entry["cases"]:
+            outcomes = [r.score.passed for r in scored if r.case_id == case["id"]]
+            n = len(outcomes)
+            assert (case["runs"], case["passes"]) == (n, sum(outcomes))
+            for k in range(1, RUNS + 1):
+                draws = list(itertools.combinations(outcomes, k)) if k <= n else []
+                hat = Fraction(sum(all(d) for d in draws), len(draws)) if draws else None
+                at = Fraction(sum(any(d) for d in draws), len(draws)) if draws else None
+                assert case["passHatK"][str(k)] == (None if hat is None else pytest.approx(float(hat), rel=1e-15, abs=1e-15))
+                assert case["passAtK"][str(k)] == (None if at is None else pytest.approx(float(at), rel=1e-15, abs=1e-15))
+
+
+def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_run, tmp_path):
+    db, run_id, report, _ = randomised_run
+    by_model = {entry["model"]: entry for entry in report["models"]}
+
+    # gate: reads the report as written to a file; every regression's "current" is the report's number
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    baseline = json.loads(path.read_text(encoding="utf-8"))
+    for entry in baseline["models"]:
+        entry["metrics"] = {metric: (0.0 if metric in LOWER_IS_BETTER else 1.0) for metric in GATED_METRICS}
+    result = compare_to_baseline(load_report(path), baseline, max_drop=0.0)
+    assert result.regressions
+    for regression in result.regressions:
+        assert regression.current == by_model[regression.model]["metrics"][regression.metric]
+
+    # dashboard: the model summary (stored) and the same computed live through a kind filter that keeps everything
+    summary = queries.model_summary(db, AttemptFilters(run_id=run_id))
+    live = queries.model_summary(db, AttemptFilters(run_id=run_id, kinds=("hard", "soft")))
+    assert list(summary["model"]) == sorted(by_model)
+    for frame in (summary, live):
+        for row in frame.to_dict("records"):
+            metrics = by_model[row["model"]]["metrics"]
+            for column in queries.SUMMARY_COLUMNS[3:] + queries.LAYER2_COLUMNS:
+                assert _same(row[column], metrics.get(column)), (row["model"], column, row[column], metrics.get(column))
+    matrix = queries.matrix(db, AttemptFilters(run_id=run_id))
+    cases = {(entry["model"], case["id"]): case for entry in report["models"] for case in entry["cases"]}
+    assert len(matrix) == len(cases)
+    for row in matrix.to_dict("records"):
+        case = cases[(row["model"], row["case_id"])]
+        assert (row["passes"], row["runs"]) == (case["passes"], case["runs"])
+        assert _same(row["pass_rate"], case["pass_rate"]) and _same(row["pass_hat_k"], case["pass_hat_k"])
+
+    # exports: CSV and Parquet of the stored metrics carry the report's numbers
+    expected: dict[tuple[str, str, str, str], Any] = {("run", "", "", metric): value for metric, value in report["metrics"].items()}
+    for entry in report["models"]:
+        expected.update({("model", entry["model"], "", metric): value for metric, value in entry["metrics"].items()})
+        for case in entry["cases"]:
+            for k, value in case["passHatK"].items():
+                expected[("case", entry["model"], case["id"], f"pass_hat_k@{k}")] = value
+            expected[("case", entry["model"], case["id"], "pass_rate")] = case["pass_rate"]
+    rows = list(csv.DictReader(io.StringIO(queries.metrics_export(db, AttemptFilters(run_id=run_id), "csv").decode())))
+    exported = {(r["scope"], r["model"], r["case_id"], r["metric"]): (float(r["value"]) if r["value"] else None) for r in rows}
+    parquet_path = tmp_path / "metrics.parquet"
+    parquet_path.write_bytes(queries.metrics_export(db, AttemptFilters(run_id=run_id), "parquet"))
+    parquet_rows = duckdb.connect().execute("SELECT scope, model, case_id, metric, value FROM read_parquet(?)", [str(parquet_path)]).fetchall()
+    from_parquet = {(scope, model, case_id, metric): value for scope, model, case_id, metric, value in parquet_rows}
+    for key, value in expected.items():
+        assert _same(exported[key], value), (key, exported[key], value)
+        assert _same(from_parquet[key], value), (key, from_parquet[key], value)
+
+
+def test_a_resume_recomputes_and_replaces_the_stored_metrics(randomised_run):
+    db, run_id, report, _ = randomised_run
+    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
+    again = finalise_report(db, run_id, golden, MODELS)
+    assert again["models"] == report["models"]
+    assert len(store.load_metrics(db, run_id)) == len(MODELS) * len(CASES) + len(MODELS) + 1
+
+
+def test_the_report_is_valid_against_its_published_json_schema(randomised_run):
+    _, _, report, _ = randomised_run
+    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schemaVersion"]["const"] == SCHEMA_VERSION == report["schemaVersion"]
+    jsonschema.Draft202012Validator(schema).validate(report)
+    broken = {**report, "models": [{**report["models"][0], "metrics": {"pass_rate": "high"}}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
