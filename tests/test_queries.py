@@ -140,7 +140,8 @@ def test_model_summary_matches_the_report_metrics(store):
 def test_latency_tokens_and_cost_per_model_tool_and_day(store):
     per_model = queries.latency(store.db).set_index("model")
     assert per_model.loc[store.steady, "attempts"] == 30  # both runs
-    assert per_model.loc[store.wrong, "latency_p50_ms"] >= 200 > per_model.loc[store.steady, "latency_p50_ms"]  # scripted 200 ms vs 0 ms
+    # scripted 200 ms: a floor the model's time never goes under; no upper bound, which a busy machine would break
+    assert per_model.loc[store.wrong, "latency_p50_ms"] >= 200
     assert per_model.loc[store.wrong, "latency_p95_ms"] >= per_model.loc[store.wrong, "latency_p50_ms"]
     assert per_model.loc[store.wrong, "input_tokens_per_attempt"] > per_model.loc[store.steady, "input_tokens_per_attempt"]
     assert per_model.loc[store.wrong, "tokens_per_correct"] > per_model.loc[store.wrong, "input_tokens_per_attempt"]
@@ -152,7 +153,7 @@ def test_latency_tokens_and_cost_per_model_tool_and_day(store):
     assert tools["retries"].sum() == 0 and tools["faulted_calls"].sum() == 0  # nothing cut, nothing injected
     per_call = queries.model_call_latency(store.db).set_index("model")
     assert per_call.loc[store.wrong, "calls"] > per_model.loc[store.wrong, "attempts"]  # a tool call costs a second model call
-    assert per_call.loc[store.wrong, "latency_p50_ms"] >= 200 > per_call.loc[store.steady, "latency_p50_ms"]
+    assert per_call.loc[store.wrong, "latency_p50_ms"] >= 200
     assert per_call.loc[store.wrong, "input_tokens_per_call"] == 300 and per_call.loc[store.wrong, "retries"] == 0
     over_time = queries.latency_over_time(store.db)
     assert [(str(d.date()), m) for d, m in zip(over_time["run_date"], over_time["model"], strict=True)] == [
