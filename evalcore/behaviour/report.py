@@ -31,22 +31,7 @@ METRIC_NAMES = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", 
 
 def metric_attempts(rows: Sequence[Mapping[str, Any]]) -> list[MetricAttempt]:
     """Stored attempt rows (`store.load_attempts`) as the metrics read them."""
-    return [
-        MetricAttempt(
-            row["model"],
-            row["case_id"],
-            row["case_kind"],
-            row["attempt"],
-            score_from_row(row),
-            row["stop_reason"],
-            row["latency_ms"],
-            row["input_tokens"],
-            row["output_tokens"],
-            row["cost_usd"],
-            int(row["retries"] or 0),
-        )
-        for row in rows
-    ]
+    return [store.metric_attempt(row) for row in rows]
 
 
 def finalise_report(db_path: Path, run_id: str, golden: GoldenSet, models: Sequence[ModelSpec]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
 from evalcore.records import AttemptRecord, AttemptScore, MetricSet, RobustnessScore, Score
+from evalcore.scoring.metrics import MetricAttempt
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
@@ -252,6 +253,23 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
             [golden_path, golden_path, exclude_run, exclude_run],
         ).fetchone()
     return json.loads(row[0]) if row else None
+
+
+def metric_attempt(row: Mapping[str, Any]) -> MetricAttempt:
+    """A stored attempt row (`load_attempts`, or a `behaviour_attempts` row with its `scores`) as the metrics read it."""
+    return MetricAttempt(
+        row["model"],
+        row["case_id"],
+        row["case_kind"],
+        row["attempt"],
+        score_from_row(row),
+        row["stop_reason"],
+        row["latency_ms"],
+        row["input_tokens"],
+        row["output_tokens"],
+        row["cost_usd"],
+        int(row["retries"] or 0),
+    )
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:

@@ -34,7 +34,7 @@ import pandas as pd
 from evalcore.errors import StoreError
 from evalcore.records import MetricSet
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
-from evalcore.store.behaviour import ATTEMPT_COLUMNS, effective_status, score_from_row, stored_scores
+from evalcore.store.behaviour import ATTEMPT_COLUMNS, effective_status, metric_attempt, stored_scores
 from evalcore.store.db import connect
 
 
@@ -306,22 +306,7 @@ def _metric_attempts(connection: duckdb.DuckDBPyConnection, run_id: str, kinds: 
     columns = [d[0] for d in cursor.description]
     rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     scores = stored_scores(connection, run_id)
-    return [
-        MetricAttempt(
-            row["model"],
-            row["case_id"],
-            row["case_kind"],
-            row["attempt"],
-            score_from_row({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())}),
-            row["stop_reason"],
-            row["latency_ms"],
-            row["input_tokens"],
-            row["output_tokens"],
-            row["cost_usd"],
-            int(row["retries"] or 0),
-        )
-        for row in rows
-    ]
+    return [metric_attempt({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())}) for row in rows]
 
 
 def _int_or_none(value: float | None) -> int | None:
