@@ -9,7 +9,7 @@ import pytest
 
 from evalcore.dashboard import figures
 from evalcore.dashboard.widgets import SHOWN_CHARS, clip, text_size
-from evalcore.drift import DriftFlag, RunPoint, case_timelines
+from evalcore.drift import Fingerprints, RunPoint, detect_changes
 
 PAYLOAD = "peek<b>BOLD</b><a href=x>L</a> &amp; &quot;"
 ESCAPED = "peek&lt;b&gt;BOLD&lt;/b&gt;&lt;a href=x&gt;L&lt;/a&gt; &amp;amp; &amp;quot;"
@@ -67,12 +67,21 @@ def test_every_figure_escapes_model_tool_and_case_names() -> None:
 
 
 def test_drift_figures_escape_row_labels_attributions_and_titles() -> None:
-    points = [RunPoint(PAYLOAD, "case", f"r{i}", date(2026, 1, i + 1), 5 if i < 3 else 0, 5, "s", "c", "v", "g") for i in range(4)]
-    flags = [DriftFlag(PAYLOAD, "case", "r3", date(2026, 1, 4), 15, 15, 0, 5, 0.001, 0.999, PAYLOAD, "detail")]
-    overview = figures.drift_overview(points, flags)
-    assert all("<b>" not in label for label in overview.data[0].y) and overview.data[1].customdata[0][2] == ESCAPED
-    timeline = figures.drift_timeline(case_timelines(points, flags)[(PAYLOAD, "case")], PAYLOAD)
-    assert timeline.layout.title.text == ESCAPED and timeline.data[1].customdata[0][0] == ESCAPED
+    def fingerprints(version: str) -> Fingerprints:
+        return Fingerprints("s", version, "c", (), "v", "[]")
+
+    points = [
+        RunPoint(PAYLOAD, "case", f"r{i}", date(2026, 1, i + 1), 5 if i < 6 else 0, 5, fingerprints(f"{PAYLOAD}-1" if i < 6 else f"{PAYLOAD}-2"))
+        for i in range(9)
+    ]
+    changes = detect_changes(points)
+    assert changes, "a 5/5 -> 0/5 drop after six good nights is found"
+    overview = figures.drift_overview(points, changes)
+    assert all("<b>" not in label for label in overview.data[0].y)
+    assert all("<" not in str(item) for trace in overview.data[1:] for row in trace.customdata for item in row[2:])
+    timeline = figures.drift_timeline(points, changes, PAYLOAD)
+    assert timeline.layout.title.text == ESCAPED
+    assert all("<b>" not in annotation.text for annotation in timeline.layout.annotations)
 
 
 def test_long_hover_reasons_are_cut() -> None:
