@@ -33,9 +33,9 @@ import pandas as pd
 
 from evalcore.errors import StoreError
 from evalcore.records import MetricSet
-from evalcore.scoring.metrics import MetricAttempt, run_metrics
-from evalcore.store.behaviour import ATTEMPT_COLUMNS, effective_status, metric_attempt, stored_scores
+from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
+from evalcore.store.metric_sets import run_metric_sets
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         ORDER BY c.case_id, c.model"""
     )
     frame = _frame(path, sql, filters.parameters(), MATRIX_COLUMNS)
-    sets = _metric_sets(path, sorted(set(frame["run_id"])), filters)
+    sets = run_metric_sets(path, sorted(set(frame["run_id"])), filters.kinds)
     cases = {(run_id, s.model, s.case_id): (s, runs) for run_id, (found, runs) in sets.items() for s in found if s.scope == "case"}
     passes, scored, rates, hats = [], [], [], []
     for run_id, model, case_id in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True):
@@ -240,7 +240,7 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
     filters = filters or AttemptFilters()
     sql = "WITH " + _PICKED + " SELECT model, bool_or(simulated) AS simulated, any_value(run_id) AS run_id FROM picked GROUP BY model ORDER BY model"
     picked = _frame(path, sql, filters.parameters(), ("model", "simulated", "run_id"))
-    sets = _metric_sets(path, sorted(set(picked["run_id"])), filters)
+    sets = run_metric_sets(path, sorted(set(picked["run_id"])), filters.kinds)
     models = {(run_id, s.model): s for run_id, (found, _) in sets.items() for s in found if s.scope == "model"}
     rows = []
     for model, simulated, run_id in zip(picked["model"], picked["simulated"], picked["run_id"], strict=True):
@@ -256,57 +256,7 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
 
 def metric_sets(path: Path, run_id: str) -> list[MetricSet]:
     """One run's metric sets: as stored, or (a run in progress, a store older than schema 5) computed now by the same function."""
-    return _metric_sets(path, [run_id], AttemptFilters(run_id=run_id)).get(run_id, ([], 0))[0]
-
-
-def run_metric_sets(path: Path, run_ids: Sequence[str]) -> dict[str, tuple[list[MetricSet], int]]:
-    """(metric sets, runs per case) of each run: as stored, or computed by the same function where none are stored."""
-    return _metric_sets(path, run_ids, AttemptFilters())
-
-
-def _metric_sets(path: Path, run_ids: Sequence[str], filters: AttemptFilters) -> dict[str, tuple[list[MetricSet], int]]:
-    """(metric sets, runs per case) per run: the stored ones, except where a kind filter narrows the attempts or none are stored."""
-    if not run_ids or not _has_tables(path):
-        return {}
-    found: dict[str, tuple[list[MetricSet], int]] = {}
-    with connect(path, read_only=True) as connection:
-        runs = dict(connection.execute("SELECT run_id, runs FROM behaviour_runs WHERE list_contains(?, run_id)", [list(run_ids)]).fetchall())
-        stored = {} if filters.kinds else _stored_sets(connection, run_ids)
-        for run_id in run_ids:
-            if run_id in stored:
-                found[run_id] = (stored[run_id], int(runs[run_id]))
-                continue
-            attempts = _metric_attempts(connection, run_id, filters.kinds)
-            found[run_id] = (run_metrics(attempts, int(runs[run_id])), int(runs[run_id]))
-    return found
-
-
-def _stored_sets(connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, list[MetricSet]]:
-    try:
-        rows = connection.execute(
-            "SELECT run_id, scope, model, case_id, metric, value FROM run_metrics WHERE list_contains(?, run_id) ORDER BY rowid", [list(run_ids)]
-        ).fetchall()
-    except duckdb.CatalogException:  # a store older than schema 5
-        return {}
-    grouped: dict[str, dict[tuple[str, str, str], dict[str, float | None]]] = {}
-    for run_id, scope, model, case_id, metric, value in rows:
-        grouped.setdefault(run_id, {}).setdefault((scope, model, case_id), {})[metric] = value
-    return {
-        run_id: [MetricSet(scope, model, case_id, values) for (scope, model, case_id), values in sets.items()]  # type: ignore[arg-type]
-        for run_id, sets in grouped.items()
-    }
-
-
-def _metric_attempts(connection: duckdb.DuckDBPyConnection, run_id: str, kinds: Sequence[str]) -> list[MetricAttempt]:
-    cursor = connection.execute(
-        f"SELECT {ATTEMPT_COLUMNS} FROM behaviour_attempts WHERE run_id = ? AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], case_kind)) "
-        "ORDER BY model, case_id, attempt",
-        [run_id, list(kinds), list(kinds)],
-    )
-    columns = [d[0] for d in cursor.description]
-    rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-    scores = stored_scores(connection, run_id)
-    return [metric_attempt({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())}) for row in rows]
+    return run_metric_sets(path, [run_id]).get(run_id, ([], 0))[0]
 
 
 def _int_or_none(value: float | None) -> int | None:
