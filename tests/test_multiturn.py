@@ -288,6 +288,14 @@ def test_multiturn_golden_set_runs_scores_and_stores_rounds(tmp_path, reference_
     assert declined["executions"][0]["rounds"][0]["requests"][0]["response"] == {"action": "decline"}
     sampled = json.loads(by_case["summarize-ticket-sampling"][0]["transcript_json"])
     assert sampled["executions"][0]["rounds"][0]["requests"][0]["answered_by"] == "model"
+    # The sampling the server asked for is the attempt's spend: its tokens are counted beside the agent's own turns.
+    for case_id, rows in by_case.items():
+        for row in rows:
+            agent_tokens = sum(turn["input_tokens"] for turn in json.loads(row["transcript_json"])["turns"])
+            if case_id == "summarize-ticket-sampling":
+                assert row["input_tokens"] > agent_tokens, case_id
+            else:
+                assert row["input_tokens"] == agent_tokens, case_id
 
 
 SCRIPT = """\

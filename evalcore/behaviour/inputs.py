@@ -4,6 +4,11 @@
 the sampling model (the model under test unless the case names another), and
 `roots/list` is answered with the case's roots. Each answer says who gave it,
 so the transcript can show every round in order.
+
+The sampling model's turns are kept (`sampling_turns`): what it took, in time,
+tokens and cost, is the attempt's (the server asked the client's model to work
+for it). The simulated user's model and the judge are the evaluation's own
+apparatus and are not counted in the attempt.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 from evalcore.errors import ModelError
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
-from evalcore.models.types import ModelSpec
+from evalcore.models.types import ModelSpec, ModelTurn
 from evalcore.mrtr import InputAnswerError
 from evalcore.records import InputAnswer, InputRequest
 from evalcore.users.simulated import SimulatedUser
@@ -39,6 +44,7 @@ class AttemptResponder:
         self.models = models
         self.roots = [dict(root) for root in roots]
         self.context = dict(context or {})
+        self.sampling_turns: list[ModelTurn] = []
 
     async def answer(self, request: InputRequest) -> InputAnswer:
         if request.method == "elicitation/create":
@@ -54,6 +60,7 @@ class AttemptResponder:
             turn = await self.models.complete(self.sampling_model, sampling_chat(params), *_NO_TOOLS, context=self.context)
         except ModelError as exc:
             raise InputAnswerError(f"the sampling model ({self.sampling_model.name}) failed: {exc}") from exc
+        self.sampling_turns.append(turn)
         result = {
             "role": "assistant",
             "content": {"type": "text", "text": turn.text or ""},

@@ -385,7 +385,7 @@ async def _attempt_record(
     stored_transcript = transcript.to_json()
     if injection is not None:
         stored_transcript = with_fault_log(stored_transcript, injection, events)
-    turns = transcript.turns
+    turns = (*transcript.turns, *responder.sampling_turns)  # sampling for the server is the attempt's spend too
     return AttemptRecord(
         model=item.model.name,
         case_id=item.case.id,
@@ -393,7 +393,7 @@ async def _attempt_record(
         case_hash=item.case_hash,
         case_kind=item.case.kind,
         simulated=item.model.simulated,
-        model_version=next((t.model_version for t in reversed(turns) if t.model_version), None),
+        model_version=next((t.model_version for t in reversed(transcript.turns) if t.model_version), None),
         score=score,
         tool_calls=transcript.tool_calls,
         final_text=transcript.final_text,
