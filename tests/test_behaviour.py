@@ -18,24 +18,9 @@ import pytest
 from evalcore.cli import main
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.store.db import connect
+from tests.builders import GOLDEN
 
 ROOT = Path(__file__).resolve().parents[1]
-
-GOLDEN = """\
-cases:
-  - id: weather-paris
-    prompt: "What's the weather in Paris?"
-    expect_tool: get_weather
-    expect_args: {city: Paris}
-    kind: hard
-  - id: say-hello
-    prompt: "Hi there!"
-    expect_tool: null
-  - id: customer-then-ticket
-    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
-    expect_sequence: [get_customer, create_support_ticket]
-    expect_args: {customer_id: CUST-1001}
-"""
 
 SCRIPT = """\
 defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: script-v1}

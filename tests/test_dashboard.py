@@ -19,8 +19,7 @@ from evalcore.store import queries
 from evalcore.store.behaviour import create_run, finish_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
 from evalcore.store.history import run_points
-from tests.test_queries import Store, build_store
-from tests.test_store import _report
+from tests.builders import Store, build_store, conformance_report
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = str(ROOT / "app.py")
@@ -184,7 +183,7 @@ def test_drift_page_says_what_it_will_show_before_there_is_enough_history(store,
 
 def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
     db = tmp_path / "evals.duckdb"
-    record_conformance_run(db, _report(target="http://a/mcp", passed_check=False))
+    record_conformance_run(db, conformance_report(target="http://a/mcp", passed_check=False))
     app = _app(HOME, db, monkeypatch)
     assert "No behaviour runs" in app.info[0].value
     runs, checks = app.dataframe

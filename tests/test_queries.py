@@ -2,84 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 
 import duckdb
 import pytest
 
-from evalcore.cli import main
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
-from tests.test_behaviour import GOLDEN
-
-# steady: weather-paris 4/5 (attempt 3 asks for Lyon), say-hello 5/5, customer-then-ticket 4/5 (attempt 5 stops early)
-STEADY = """\
-defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: steady-v1}
-cases:
-  weather-paris:
-    calls: [{name: get_weather, args: {city: Paris}}]
-    text: "Cloudy in Paris."
-    attempts:
-      3: {calls: [{name: get_weather, args: {city: Lyon}}]}
-  say-hello:
-    no_call: true
-    text: "Hello! How can I help?"
-  customer-then-ticket:
-    calls:
-      - {name: get_customer, args: {customer_id: CUST-1001}}
-      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
-    text: "Opened a ticket."
-    attempts:
-      5: {calls: [{name: get_customer, args: {customer_id: CUST-1001}}]}
-"""
-
-# wrong: weather-paris 0/5 (always Lyon), say-hello 0/5 (calls a tool), customer-then-ticket 5/5; slower and pricier in tokens
-WRONG = """\
-defaults: {latency_ms: 200, tokens: {input: 300, output: 50}, model_version: wrong-v1}
-cases:
-  weather-paris:
-    calls: [{name: get_weather, args: {city: Lyon}}]
-    text: "No idea."
-  say-hello:
-    calls: [{name: get_weather, args: {city: Paris}}]
-    text: "It is cloudy."
-  customer-then-ticket:
-    calls:
-      - {name: get_customer, args: {customer_id: CUST-1001}}
-      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
-    text: "Opened a ticket."
-"""
-
-
-@dataclass(frozen=True)
-class Store:
-    db: Path
-    golden: Path
-    steady: str  # model strings
-    wrong: str
-    run_id: str  # the newest run (both models)
-    old_run_id: str  # an older run of `steady` only, dated 2026-01-01
-
-
-def build_store(directory: Path, reference_url: str) -> Store:
-    """Two runs: 2026-01-01 (steady only) and 2026-02-01 (steady and wrong), plus one Layer 0 run of the same server."""
-    golden = directory / "tasks.yaml"
-    golden.write_text(GOLDEN)
-    (directory / "steady.yaml").write_text(STEADY)
-    (directory / "wrong.yaml").write_text(WRONG)
-    steady, wrong = f"sim/script:{directory / 'steady.yaml'}", f"sim/script:{directory / 'wrong.yaml'}"
-    db = directory / "evals.duckdb"
-    run_ids = []
-    for models, day in ((steady, "2026-01-01"), (f"{steady},{wrong}", "2026-02-01")):
-        out = directory / f"report-{day}.json"
-        code = main(["run", "--golden", str(golden), "--models", models, "--url", reference_url, "--db", str(db), "--out", str(out), "--date", day])
-        assert code in (0, 1)
-        run_ids.append(json.loads(out.read_text())["runId"])
-    assert main(["conformance", "--url", reference_url, "--runs", "1", "--db", str(db)]) in (0, 1)
-    return Store(db, golden, steady, wrong, run_ids[1], run_ids[0])
+from tests.builders import Store, build_store
 
 
 @pytest.fixture(scope="module")

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import duckdb
 import pytest
 
-from evalcore.conformance.runner import CheckReport, SuiteReport
+from evalcore.conformance.runner import SuiteReport
 from evalcore.errors import StoreError
 from evalcore.store.conformance import latest_conformance_run, record_conformance_run
 from evalcore.store.db import SCHEMA_VERSION, connect
-
-
-def _report(target: str = "http://127.0.0.1:1/mcp", passed_check: bool = True) -> SuiteReport:
-    checks = (
-        CheckReport("discover.responds", "discover", "t", "spec", "MUST", 5, 5, "pass", "ok"),
-        CheckReport("headers.method_required", "headers", "t", "spec", "MUST", 5 if passed_check else 3, 5, "pass" if passed_check else "fail", "d"),
-    )
-    return SuiteReport(target, "http", 5, "readonly", datetime.now(UTC), 0.5, "abc", "Demo 1", checks)
+from tests.builders import conformance_report
 
 
 def test_record_and_read_back(tmp_path):
     db = tmp_path / "nested" / "evals.duckdb"
-    first = record_conformance_run(db, _report(passed_check=False))
-    second = record_conformance_run(db, _report())
+    first = record_conformance_run(db, conformance_report(passed_check=False))
+    second = record_conformance_run(db, conformance_report())
     assert first != second
     latest = latest_conformance_run(db)
     assert latest is not None and latest["run_id"] == second and latest["passed"] is True
@@ -34,8 +25,8 @@ def test_record_and_read_back(tmp_path):
 
 def test_schema_version_recorded_once(tmp_path):
     db = tmp_path / "evals.duckdb"
-    record_conformance_run(db, _report())
-    record_conformance_run(db, _report())
+    record_conformance_run(db, conformance_report())
+    record_conformance_run(db, conformance_report())
     with connect(db, read_only=True) as connection:
         versions = connection.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
     assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
@@ -43,12 +34,12 @@ def test_schema_version_recorded_once(tmp_path):
 
 def test_newer_schema_is_refused(tmp_path):
     db = tmp_path / "evals.duckdb"
-    record_conformance_run(db, _report())
+    record_conformance_run(db, conformance_report())
     connection = duckdb.connect(str(db))
     connection.execute("INSERT INTO schema_version VALUES (?)", [SCHEMA_VERSION + 1])
     connection.close()
     with pytest.raises(StoreError, match="newer than this evalcore"):
-        record_conformance_run(db, _report())
+        record_conformance_run(db, conformance_report())
 
 
 def test_reading_a_missing_store_says_what_to_do(tmp_path):
@@ -58,8 +49,8 @@ def test_reading_a_missing_store_says_what_to_do(tmp_path):
 
 def test_a_failed_write_leaves_no_partial_run(tmp_path):
     db = tmp_path / "evals.duckdb"
-    record_conformance_run(db, _report())
-    duplicate_checks = _report()
+    record_conformance_run(db, conformance_report())
+    duplicate_checks = conformance_report()
     duplicate_checks = SuiteReport(**{**duplicate_checks.__dict__, "checks": duplicate_checks.checks + duplicate_checks.checks[:1]})
     with pytest.raises(StoreError):
         record_conformance_run(db, duplicate_checks)

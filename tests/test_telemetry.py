@@ -18,8 +18,8 @@ from evalcore.reference import running_reference_server
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.telemetry import setup
 from evalcore.telemetry.setup import otlp_endpoint, otlp_exporter, run_tracer, tracing
+from tests.builders import GOLDEN
 from tests.otlp_collector import OtlpCollector
-from tests.test_behaviour import GOLDEN
 
 SCRIPT = """\
 defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: script-v1}

@@ -1,0 +1,107 @@
+"""Inputs that several test modules build alike: a golden set for the reference server, a store recorded by real runs
+of scripted sim models, and a conformance report. Not a test module: test modules import it, never each other."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evalcore.cli import main
+from evalcore.conformance.runner import CheckReport, SuiteReport
+
+# Three cases of the reference server's tools: one hard single call, one that must call nothing, one sequence.
+GOLDEN = """\
+cases:
+  - id: weather-paris
+    prompt: "What's the weather in Paris?"
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    kind: hard
+  - id: say-hello
+    prompt: "Hi there!"
+    expect_tool: null
+  - id: customer-then-ticket
+    prompt: "Look up CUST-1001 and open a ticket about their broken invoice download."
+    expect_sequence: [get_customer, create_support_ticket]
+    expect_args: {customer_id: CUST-1001}
+"""
+
+
+# steady: weather-paris 4/5 (attempt 3 asks for Lyon), say-hello 5/5, customer-then-ticket 4/5 (attempt 5 stops early)
+STEADY = """\
+defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: steady-v1}
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "Cloudy in Paris."
+    attempts:
+      3: {calls: [{name: get_weather, args: {city: Lyon}}]}
+  say-hello:
+    no_call: true
+    text: "Hello! How can I help?"
+  customer-then-ticket:
+    calls:
+      - {name: get_customer, args: {customer_id: CUST-1001}}
+      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
+    text: "Opened a ticket."
+    attempts:
+      5: {calls: [{name: get_customer, args: {customer_id: CUST-1001}}]}
+"""
+
+# wrong: weather-paris 0/5 (always Lyon), say-hello 0/5 (calls a tool), customer-then-ticket 5/5; slower and pricier in tokens
+WRONG = """\
+defaults: {latency_ms: 200, tokens: {input: 300, output: 50}, model_version: wrong-v1}
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Lyon}}]
+    text: "No idea."
+  say-hello:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "It is cloudy."
+  customer-then-ticket:
+    calls:
+      - {name: get_customer, args: {customer_id: CUST-1001}}
+      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
+    text: "Opened a ticket."
+"""
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where `build_store` recorded its runs, and the ids and model strings a test needs to query them."""
+
+    db: Path
+    golden: Path
+    steady: str  # model strings
+    wrong: str
+    run_id: str  # the newest run (both models)
+    old_run_id: str  # an older run of `steady` only, dated 2026-01-01
+
+
+def build_store(directory: Path, reference_url: str) -> Store:
+    """Two runs: 2026-01-01 (steady only) and 2026-02-01 (steady and wrong), plus one Layer 0 run of the same server."""
+    golden = directory / "tasks.yaml"
+    golden.write_text(GOLDEN)
+    (directory / "steady.yaml").write_text(STEADY)
+    (directory / "wrong.yaml").write_text(WRONG)
+    steady, wrong = f"sim/script:{directory / 'steady.yaml'}", f"sim/script:{directory / 'wrong.yaml'}"
+    db = directory / "evals.duckdb"
+    run_ids = []
+    for models, day in ((steady, "2026-01-01"), (f"{steady},{wrong}", "2026-02-01")):
+        out = directory / f"report-{day}.json"
+        code = main(["run", "--golden", str(golden), "--models", models, "--url", reference_url, "--db", str(db), "--out", str(out), "--date", day])
+        assert code in (0, 1)
+        run_ids.append(json.loads(out.read_text())["runId"])
+    assert main(["conformance", "--url", reference_url, "--runs", "1", "--db", str(db)]) in (0, 1)
+    return Store(db, golden, steady, wrong, run_ids[1], run_ids[0])
+
+
+def conformance_report(target: str = "http://127.0.0.1:1/mcp", passed_check: bool = True) -> SuiteReport:
+    """A two-check Layer 0 report of `target`; `passed_check=False` makes its second check fail 3 of 5 runs."""
+    checks = (
+        CheckReport("discover.responds", "discover", "t", "spec", "MUST", 5, 5, "pass", "ok"),
+        CheckReport("headers.method_required", "headers", "t", "spec", "MUST", 5 if passed_check else 3, 5, "pass" if passed_check else "fail", "d"),
+    )
+    return SuiteReport(target, "http", 5, "readonly", datetime.now(UTC), 0.5, "abc", "Demo 1", checks)
