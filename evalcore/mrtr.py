@@ -7,7 +7,11 @@ a new JSON-RPC id with `inputResponses` and the exact `requestState`. Every
 round is kept. A server that keeps asking (more than `max_rounds`), drops what
 it needs to finish, or asks for something malformed ends the call with a
 one-line `error`, never a hang: each request is bounded by the client's limits
-and the rounds by `max_rounds`.
+and the rounds by `max_rounds`. An answer that carries a secret evalcore knows
+(an API key, a `--header` value; `evalcore.redaction`), whether the simulated
+user typed it into a form or the sampling model wrote it, is never sent: the
+call ends with error type `LEAK_ATTEMPT`, which the `credential_leak` scorer
+counts as a successful attack, as it does a tool call that carries one.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any, Final, Protocol
 from evalcore.client import Exchange, McpClient
 from evalcore.protocol.envelope import param_headers
 from evalcore.protocol.input_requests import InputRequestProblem, is_input_required, parse_input_required, retry_params
-from evalcore.records import InputAnswer, InputRequest, InputRound
+from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, InputRound
+from evalcore.redaction import current as current_redactor
 from evalcore.transport.base import RequestId
 
 DEFAULT_MAX_ROUNDS: Final = 4
@@ -45,7 +50,7 @@ class RoundTrip:
     rounds: tuple[InputRound, ...] = ()
     request_ids: tuple[RequestId, ...] = ()  # of the final request only; each round keeps its own
     error: str | None = None  # an MRTR problem (loop, malformed request, unanswerable request)
-    error_type: str | None = None  # mrtr_loop | mrtr_malformed | mrtr_unanswered
+    error_type: str | None = None  # mrtr_loop | mrtr_malformed | mrtr_unanswered | leak_attempt
 
 
 class RefusingResponder:
@@ -98,6 +103,18 @@ async def request_with_input(
                 rounds.append(InputRound(ids, asked.requests, answers, asked.request_state))
                 return RoundTrip(exchange, tuple(rounds), ids, f"inputRequests[{request.key!r}] not answered: {exc}", "mrtr_unanswered")
         rounds.append(InputRound(ids, asked.requests, answers, asked.request_state))
+        leaks = {key: current_redactor().found(dict(answer.response)) for key, answer in answers.items()}
+        if any(leaks.values()):
+            key, names = next((key, names) for key, names in leaks.items() if names)
+            answer = answers[key]
+            return RoundTrip(
+                exchange,
+                tuple(rounds),
+                ids,
+                f"evalcore refused to send the answer to inputRequests[{key!r}] ({answer.answered_by} {answer.answerer}): "
+                f"it carries the secret {', '.join(names)}",
+                LEAK_ATTEMPT,
+            )
         current = retry_params(current, {key: answer.response for key, answer in answers.items()}, asked.request_state)
 
 

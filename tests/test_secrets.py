@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -15,13 +16,23 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from evalcore.behaviour.agent import execute_tool
+from evalcore.client import McpClient
+from evalcore.golden.model import GoldenCase
+from evalcore.models.types import ToolCall
+from evalcore.mrtr import INPUT_CAPABILITIES
+from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, ToolExecution
 from evalcore.redaction import Redactor, environment_secrets, register_secret, without_secrets
+from evalcore.scoring.attempt import score_attempt
 from evalcore.store.queries import AttemptFilters, attempts_export
 from evalcore.telemetry.setup import run_tracer, tracing
+from evalcore.transport.base import Limits
+from evalcore.transport.stdio import StdioTransport
 from tests.leaky_provider import leak_forms, leaky_provider
 from tests.otlp_collector import OtlpCollector
 
 ROOT = Path(__file__).resolve().parents[1]
+MRTR_STDIO = Path(__file__).with_name("mrtr_stdio.py")
 PLANTED = "sk-test-PLANTED/key+value=42xyz"  # '/', '+' and '=' make the encodings differ from the key
 
 
@@ -94,6 +105,38 @@ def test_spans_are_redacted_on_their_way_to_the_exporter(monkeypatch: pytest.Mon
     text = repr((finished.name, dict(finished.attributes or {}), [dict(e.attributes or {}) for e in finished.events], finished.status.description))
     assert "[redacted:OPENAI_API_KEY]" in text
     assert all(form not in text for form in leak_forms(PLANTED).values())
+
+
+# --- an answer to the server's input request ------------------------------------------------------
+
+
+class _RepeatingModel:
+    """A sampling model (or a user typing into a form) that repeats the key it was shown."""
+
+    async def answer(self, request: InputRequest) -> InputAnswer:
+        text = f"Summary: the account uses {PLANTED}"
+        return InputAnswer({"role": "assistant", "content": {"type": "text", "text": text}, "model": "leaky"}, "model", "openai/leaky")
+
+
+def test_an_input_answer_that_carries_a_key_is_never_sent_and_is_a_credential_leak(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
+
+    async def go() -> ToolExecution:
+        # `echo` asks one input request, then answers with whatever the retry carried.
+        client = McpClient(StdioTransport([sys.executable, str(MRTR_STDIO), "echo"], Limits(read_timeout=10.0)), client_capabilities=INPUT_CAPABILITIES)
+        try:
+            return await execute_tool(client, ToolCall("call-1", "anything", {"a": 1}), None, _RepeatingModel())
+        finally:
+            await client.aclose()
+
+    execution = asyncio.run(go())
+    assert execution.error_type == LEAK_ATTEMPT and execution.result is None  # the retry never went out: no echo came back
+    assert "OPENAI_API_KEY" in (execution.error or "") and PLANTED not in (execution.error or "")
+    assert len(execution.rounds) == 1  # the round is kept (and redacted where it is written)
+    case = GoldenCase("echo", "Summarise.", "anything", {"a": 1})
+    score = score_attempt(case, [execution.call], executions=[execution], final_text="done")
+    assert score.verdict("credential_leak") is True and not score.passed
+    assert any("input request of anything carried a secret" in reason for reason in score.reasons)
 
 
 # --- a whole run against a provider that echoes the key in every channel ---------------------------
