@@ -23,6 +23,10 @@ from evalcore.errors import ConfigError, EvalcoreError
 DEFAULT_DB = Path("data/evals.duckdb")
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a shell reports a command ended by SIGPIPE
+HEADER_HELP = (
+    "HTTP header sent on every request to the server, as curl -H takes it, e.g. 'Authorization: Bearer ${MCP_TOKEN}' "
+    "(${VAR} is read from the environment); its value is a secret: redacted everywhere, never stored; repeatable"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,6 +51,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
     target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
     target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")
+    conformance.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     conformance.add_argument("--runs", type=int, default=5, help="runs per check; a check passes only at runs/runs (default 5)")
     conformance.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
     conformance.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
@@ -74,6 +79,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run_target.add_argument("--server", metavar="NAME", help="a configured server: reference")
     run_target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
     run_target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    run.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     run.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     run.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
     run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")

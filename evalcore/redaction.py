@@ -150,9 +150,16 @@ def redact(value: Any) -> Any:
 
 
 def without_secrets(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
-    """`environ` without its credential variables (but those in `keep`): the environment of a child that needs no key."""
+    """`environ` without its credential variables (but those in `keep`): the environment of a child that needs no key.
+
+    A variable holding a registered secret (the `${VAR}` a `--header` value was read from) is left out too, whatever its name.
+    """
     kept = set(keep)
-    return {name: value for name, value in environ.items() if name in kept or name not in environment_secrets({name: value})}
+    with _lock:
+        registered = set(_registered.values())
+    return {
+        name: value for name, value in environ.items() if name in kept or (name not in environment_secrets({name: value}) and value.strip() not in registered)
+    }
 
 
 class RedactingStream:

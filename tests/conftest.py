@@ -31,3 +31,20 @@ def demo_db(tmp_path_factory):
     assert len(result.run_ids) == 8 and result.attempts == 8 * 2 * 28 * 5 and len(result.layer2_run_ids) == 2 and len(result.multiturn_run_ids) == 1
     assert all(name.startswith("sim/") for name in result.models)
     return db, config
+
+
+ECHO_AUTH_TOKEN = "mcp-PLANTED/token+value=77"  # '/', '+' and '=' make its encodings differ from it
+
+
+@pytest.fixture(scope="session")
+def echo_auth_server():
+    """(url, token): an official-SDK server that refuses any request without `Authorization: Bearer <token>` and
+    whose `whoami` tool echoes the Authorization header it got."""
+    from evalcore.errors import TargetError
+    from evalcore.local_server import LocalServerProcess
+
+    process = LocalServerProcess("tests.sdk_servers.echo_auth_app", ["--expect", f"Bearer {ECHO_AUTH_TOKEN}"], label="echo-auth server", error=TargetError)
+    try:
+        yield process.url(timeout=300), ECHO_AUTH_TOKEN
+    finally:
+        process.stop()

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -17,7 +18,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from evalcore.behaviour.agent import execute_tool
+from evalcore.cli import main as cli_main
 from evalcore.client import McpClient
+from evalcore.errors import ConfigError
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
@@ -25,6 +28,7 @@ from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, ToolExecut
 from evalcore.redaction import Redactor, environment_secrets, register_secret, without_secrets
 from evalcore.scoring.attempt import score_attempt
 from evalcore.store.queries import AttemptFilters, attempts_export
+from evalcore.target import Target, parse_headers
 from evalcore.telemetry.setup import run_tracer, tracing
 from evalcore.transport.base import Limits
 from evalcore.transport.stdio import StdioTransport
@@ -235,3 +239,81 @@ def _parquet(tmp_path: Path, db: Path) -> Path:
     path = tmp_path / "attempts.parquet"
     path.write_bytes(attempts_export(db, AttemptFilters(), "parquet"))
     return path
+
+
+# --- `--header` values sent to the server under test -----------------------------------------------
+
+
+def test_a_header_is_parsed_as_curl_takes_it_and_its_value_registered_as_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalcore import redaction
+
+    monkeypatch.setattr(redaction, "_registered", {})
+    assert parse_headers(["Authorization: Bearer ${MY_TOKEN}", "X-Tenant:acme-corp"], {"MY_TOKEN": "tok-abcdef"}) == (
+        ("Authorization", "Bearer tok-abcdef"),
+        ("X-Tenant", "acme-corp"),
+    )
+    target = Target(url="http://127.0.0.1:9/mcp", headers=(("Authorization", "Bearer tok-abcdef"),))
+    assert "tok-abcdef" not in repr(target) + str(target)
+    assert redaction.redact("got tok-abcdef") == "got [redacted:Authorization token]"
+    # The variable the value came from stays out of a child's environment, whatever its name.
+    assert without_secrets({"PLAIN_VALUE": "tok-abcdef", "HOME": "/home/someone"}) == {"HOME": "/home/someone"}
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("Authorization Bearer x", "expected 'Name: value'"),
+        ("MCP-Protocol-Version: 2025-11-25", "evalcore sets this header itself"),
+        ("Mcp-Param-Region: eu", "evalcore sets this header itself"),
+        ("Accept: */*", "evalcore sets this header itself"),
+        ("Authorization: Bearer ${NOT_SET_ANYWHERE}", "NOT_SET_ANYWHERE in its value is not set"),
+    ],
+)
+def test_a_header_evalcore_cannot_send_is_refused_with_one_line(header: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_headers([header], {})
+
+
+def test_header_on_a_stdio_server_and_a_repeated_header_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["conformance", "--stdio", "python -m x", "--header", "Authorization: Bearer abcdefgh"]) == 2
+    assert "sent to an HTTP server only" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="more than once"):
+        parse_headers(["X-A: 1", "x-a: 2"], {})
+
+
+def _forms_absent(token: str, channels: dict[str, str], files: dict[str, bytes]) -> None:
+    for name, form in leak_forms(token).items():
+        for channel, text in channels.items():
+            assert form not in text, f"the header value ({name}) is in the {channel}"
+        for path, content in files.items():
+            assert form.encode() not in content, f"the header value ({name}) is in {path}"
+
+
+def test_a_header_goes_on_every_request_and_its_value_never_persists(echo_auth_server: tuple[str, str], tmp_path: Path) -> None:
+    url, token = echo_auth_server
+    (tmp_path / "golden.yaml").write_text(
+        'cases:\n  - id: whoami\n    prompt: "Tell who the caller is: which credential was this request made with?"\n    expect_tool: whoami\n    kind: soft\n',
+        encoding="utf-8",
+    )
+    db = tmp_path / "store" / "evals.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ECHO_TOKEN": token}  # ${ECHO_TOKEN}: the token is not on the command line
+    header = ["--header", "Authorization: Bearer ${ECHO_TOKEN}"]
+    conformance = [sys.executable, "-m", "evalcore", "conformance", "--url", url, *header, "--runs", "1", "--db", str(db)]
+    conformance += ["--json", str(tmp_path / "conformance.json"), "--junit", str(tmp_path / "junit.xml")]
+    checked = subprocess.run(conformance, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    run = [sys.executable, "-m", "evalcore", "run", "--url", url, *header, "--golden", str(tmp_path / "golden.yaml"), "--runs", "2"]
+    run += ["--db", str(db), "--out", str(tmp_path / "report.json"), "--max-drop", "1"]
+    ran = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert checked.returncode in (0, 1) and ran.returncode in (0, 1), checked.stderr + ran.stderr
+
+    # The server refuses any request without the header: every Layer 0 probe carried it (the SDK's own
+    # deviations are all that fail), and the tool answered the model, echoing the credential.
+    report = json.loads((tmp_path / "conformance.json").read_text(encoding="utf-8"))
+    assert report["server"]["name"].startswith("echo-auth-under-test") and report["era"] == "dual-era"
+    assert {c["id"] for c in report["checks"] if c["verdict"] in ("fail", "error")} == {"headers.version_mismatch"}
+    store_text = _all_text(db)
+    assert "You are signed in with Authorization: [redacted:Authorization]" in store_text
+    exports = attempts_export(db, AttemptFilters(), "csv").decode("utf-8")
+    channels = {"store (every text column)": store_text, "stdout and stderr": checked.stdout + checked.stderr + ran.stdout + ran.stderr, "CSV export": exports}
+    files = {str(path.relative_to(tmp_path)): path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    _forms_absent(token, channels, files)

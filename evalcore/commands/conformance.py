@@ -10,7 +10,7 @@ from evalcore.conformance.registry import all_checks
 from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import ConfigError
-from evalcore.target import Target
+from evalcore.target import STDIO_HEADERS, Target, parse_headers
 from evalcore.transport.base import Limits
 
 
@@ -29,6 +29,9 @@ def run_conformance_command(args: argparse.Namespace) -> int:
         raise ConfigError("--timeout and --deadline must be positive, --startup-timeout at least 0")
     if args.url is not None and not args.url.startswith(("http://", "https://")):
         raise ConfigError(f"--url must start with http:// or https://, got {args.url!r}")
+    if args.header and args.stdio:
+        raise ConfigError(STDIO_HEADERS)
+    args.headers = parse_headers(args.header)
     prefixes = tuple(args.only or ())
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
@@ -42,7 +45,7 @@ def run_conformance_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    target = Target(url=args.url, stdio=args.stdio)
+    target = Target(url=args.url, stdio=args.stdio, headers=args.headers)
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)

@@ -16,6 +16,7 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
 from evalcore.redaction import write_redacted
+from evalcore.target import STDIO_HEADERS, parse_headers
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -59,6 +60,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
     # the runner checks the tool names again once the server has listed its tools.
+    if args.header and args.stdio:
+        raise ConfigError(STDIO_HEADERS)
+    headers = parse_headers(args.header)
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
@@ -94,7 +98,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
-    with resolve_target(url=args.url, stdio=args.stdio, server=server) as target:
+    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
     from evalcore.commands.drift import drift_of_run, render_run_drift
 

@@ -33,10 +33,12 @@ class HttpTransport:
 
     kind: Literal["http", "stdio"] = "http"
 
-    def __init__(self, url: str, limits: Limits | None = None) -> None:
+    def __init__(self, url: str, limits: Limits | None = None, *, headers: Mapping[str, str] | None = None) -> None:
+        """`headers` go on every request (a server's `Authorization`); a header a request sets itself wins."""
         self.target = url
         self.limits = limits or Limits()
         self._client = httpx.AsyncClient(
+            headers=dict(headers or {}),
             timeout=httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout),
             follow_redirects=False,
             trust_env=False,  # never route loopback traffic through a proxy from the environment
