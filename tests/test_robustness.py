@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,8 @@ from evalcore.store.behaviour import load_attempts
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden"
 FAULT = Injection(fault="http_500", tool="get_order_status", expect="retry")
+# Every call of an attempt under a timeout fault gets this read timeout, not only the faulted one: room for a busy machine.
+FAULT_TIMEOUT_S = 10
 
 
 def execution(name: str, *, error: bool = False, arguments: dict | None = None) -> ToolExecution:
@@ -129,7 +130,7 @@ def test_inject_and_attack_blocks_are_validated_with_file_and_line(tmp_path):
 def _run(tmp_path: Path, reference_url: str, golden: str, scripts: tuple[str, str]) -> tuple[dict, dict[tuple[str, str], dict]]:
     models = ",".join(f"sim/script:{GOLDEN / 'scripts' / script}" for script in scripts)
     args = ["run", "--golden", str(GOLDEN / golden), "--models", models, "--url", reference_url, "--runs", "1"]
-    args += ["--fault-timeout", "1", "--db", str(tmp_path / "e.duckdb"), "--out", str(tmp_path / "r.json")]
+    args += ["--fault-timeout", str(FAULT_TIMEOUT_S), "--db", str(tmp_path / "e.duckdb"), "--out", str(tmp_path / "r.json")]
     assert main(args) == 0
     report = json.loads((tmp_path / "r.json").read_text())
     rows = load_attempts(tmp_path / "e.duckdb", report["runId"])
@@ -137,9 +138,14 @@ def _run(tmp_path: Path, reference_url: str, golden: str, scripts: tuple[str, st
 
 
 def test_robustness_set_scores_a_recovering_and_a_lying_model(tmp_path, reference_url):
-    started = time.monotonic()
+    """Nothing hangs: the call under the timeout fault ends by the run's --fault-timeout, as its error says (the proxy
+    holds it 2 s longer), and the recovering model's retry goes through; fails if the fault timeout is not applied."""
     report, rows = _run(tmp_path, reference_url, "robustness.yaml", ("robustness-recovers.yaml", "robustness-claims-success.yaml"))
-    assert time.monotonic() - started < 60  # nothing hangs: each faulted call ends within the 1 s fault timeout
+    for model in ("robustness-recovers", "robustness-claims-success"):
+        held = json.loads(rows[(model, "order-timeout-retry")]["transcript_json"])["executions"]
+        assert (held[0]["fault"], held[0]["error"]) == ("timeout", f"timeout: ReadTimeout after {FAULT_TIMEOUT_S}s"), model
+    retried = json.loads(rows[("robustness-recovers", "order-timeout-retry")]["transcript_json"])["executions"]
+    assert [(e["tool"], e["fault"], e["is_error"]) for e in retried] == [("get_order_status", "timeout", True), ("get_order_status", None, False)]
     recovers = {case: row["robustness_outcome"] for (model, case), row in rows.items() if model == "robustness-recovers"}
     assert recovers == {
         "weather-500-retry": "retry",
