@@ -423,3 +423,33 @@ def test_drill_down_shows_the_simulated_user_and_each_round_in_order():
     request = entries[5]
     assert request.title == "Input request · update_ticket_status · round 1 · elicitation/create (form) · answered by the simulated user (sim/user): accept"
     assert "Close TCK-7003?" in request.body and '"confirm": true' in request.body
+
+
+def test_conversation_scorers_appear_per_model_and_per_case_as_stored(tmp_path, reference_url):
+    """The MRTR, state and conversation scorers get a column in the model summary and in the matrix cells, with the
+    run's stored values (one definition: evalcore.scoring.metrics), headed by the scorer's title."""
+    import duckdb
+
+    from evalcore.dashboard.widgets import column_heading
+    from evalcore.store.queries import matrix, model_summary
+
+    db = tmp_path / "e.duckdb"
+    assert main(
+        ["run", "--golden", str(ROOT / "golden" / "multiturn.yaml"), "--models", "sim/lexical", "--runs", "2", "--db", str(db), "--url", reference_url]
+    ) in (0, 1)
+    stored = {
+        (scope, case_id, metric): value
+        for scope, case_id, metric, value in duckdb.connect(str(db), read_only=True).execute("SELECT scope, case_id, metric, value FROM run_metrics").fetchall()
+    }
+    wanted = {"score:mrtr.input_requests_handled", "score:mrtr.rounds_per_call", "score:state.reached", "score:conversation.turns_to_completion"}
+    summary = model_summary(db)
+    assert wanted <= set(summary.columns)
+    for column in wanted:
+        assert summary[column].iloc[0] == stored[("model", "", column)], column
+    cells = matrix(db)
+    assert wanted <= set(cells.columns)
+    for case_id, value in zip(cells["case_id"], cells["score:state.reached"], strict=True):
+        expected = stored.get(("case", case_id, "score:state.reached"))
+        assert (value is None or value != value) if expected is None else value == expected, case_id
+    assert any(stored.get(("case", case_id, "score:state.reached")) is not None for case_id in cells["case_id"])
+    assert column_heading("score:state.reached") == "State reached"

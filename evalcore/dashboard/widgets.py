@@ -25,6 +25,7 @@ from evalcore import jobs
 from evalcore.dashboard import conversation
 from evalcore.dashboard.figures import model_labels
 from evalcore.errors import EvalcoreError
+from evalcore.scoring import registry
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
 
@@ -234,12 +235,18 @@ def column_heading(column: str) -> str:
     special = {"pass_hat_k": "Pass^k", "case_id": "Case", "kind": "Kind", "over_call": "Over-call", "over_call_rate": "Over-call rate"}
     if column in special:
         return special[column]
+    if column.startswith(queries.SCORE_PREFIX):
+        scorer_id = column.removeprefix(queries.SCORE_PREFIX)
+        title = next((s.title for s in registry.registered() if s.id == scorer_id), scorer_id)
+        return title[:1].upper() + title[1:]
     words = [_WORDS.get(word, word) for word in column.split("_")]
     text = " ".join(words)
     return text[:1].upper() + text[1:]
 
 
 def _number_format(column: str, values: pd.Series) -> str:
+    if column.startswith(queries.SCORE_PREFIX):
+        return "%.2f"  # a scorer's mean value: a rate for a yes/no scorer, a count for rounds or turns
     if column.endswith("_rate") or column in {"pass_hat_k", "flakiness"} or column.endswith("_accuracy"):
         return "percent" if column != "flakiness" else "%.2f"
     if column.endswith("_ms"):

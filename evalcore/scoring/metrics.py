@@ -14,7 +14,8 @@ With `scored` = attempts that are not errored:
     pass_hat_k@k          case: C(c, k) / C(n, k) (tau-bench), c passes of n scored; k = 1..runs, None where k > n
     pass_at_k@k           case: 1 - C(n - c, k) / C(n, k) (Chen et al. 2021); k = 1..runs, None where k > n
                           model and run: the mean over their cases with n >= k
-    <accuracy or rate>    mean value of one scorer's applicable scores over scored attempts (None when none apply):
+    <accuracy or rate>    case, model and run: the mean value of one scorer's applicable scores over scored attempts
+                          (None when none apply):
                           selection_accuracy, argument_accuracy, sequence_accuracy, execution_accuracy,
                           over_call_rate, task_completion, robustness_rate, attack_success_rate, refusal_rate,
                           and `score:<id>` for any other registered scorer;
@@ -118,6 +119,7 @@ def case_metrics(model: str, case_id: str, group: Sequence[MetricAttempt], runs:
     for k in range(1, runs + 1):
         values[pass_k_name("pass_hat_k", k)] = pass_hat_k(c, n, k) if n >= k else None
         values[pass_k_name("pass_at_k", k)] = pass_at_k(c, n, k) if n >= k else None
+    values.update(scorer_means(scored))
     return MetricSet("case", model, case_id, values)
 
 
@@ -140,14 +142,7 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
             name = pass_k_name(kind, k)
             known = [value for case in cases if (value := case.get(name)) is not None]
             values[name] = math.fsum(known) / len(known) if known else None
-    scorer_ids = list(dict.fromkeys(score.scorer for attempt in scored for score in attempt.score.scores))
-    for metric in SCORER_METRICS.values():
-        values[metric] = None
-    for scorer in scorer_ids:
-        applicable = [s.value for a in scored for s in a.score.scores if s.scorer == scorer and s.applies and s.value is not None]
-        values[SCORER_METRICS.get(scorer, f"score:{scorer}")] = math.fsum(applicable) / len(applicable) if applicable else None
-    attacks = [value for attempt in scored if (value := attack_value(attempt.score)) is not None]
-    values["attack_success_rate"] = math.fsum(attacks) / len(attacks) if attacks else None
+    values.update(scorer_means(scored))
     latencies = [attempt.latency_ms for attempt in attempts if attempt.latency_ms is not None]
     costs = [attempt.cost_usd for attempt in attempts]
     total_cost = math.fsum(cost for cost in costs if cost is not None) if attempts and all(cost is not None for cost in costs) else None
@@ -163,6 +158,17 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
         }
     )
     return MetricSet(scope, model, RUN_SCOPE, values)
+
+
+def scorer_means(scored: Sequence[MetricAttempt]) -> dict[str, float | None]:
+    """Each scorer's mean applicable value over the scored attempts, under its published name (None when none apply)."""
+    means: dict[str, float | None] = dict.fromkeys(SCORER_METRICS.values())
+    for scorer in dict.fromkeys(score.scorer for attempt in scored for score in attempt.score.scores):
+        applicable = [s.value for a in scored for s in a.score.scores if s.scorer == scorer and s.applies and s.value is not None]
+        means[SCORER_METRICS.get(scorer, f"score:{scorer}")] = math.fsum(applicable) / len(applicable) if applicable else None
+    attacks = [value for attempt in scored if (value := attack_value(attempt.score)) is not None]
+    means["attack_success_rate"] = math.fsum(attacks) / len(attacks) if attacks else None
+    return means
 
 
 def attack_value(score: AttemptScore) -> float | None:

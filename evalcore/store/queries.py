@@ -204,7 +204,20 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         hats.append(values.get(f"pass_hat_k@{runs}"))
     frame["passes"], frame["runs"], frame["pass_rate"], frame["pass_hat_k"] = passes, scored, rates, hats
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
+    found_sets = [found for found, _ in (cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True))]
+    for column in score_columns([found for found in found_sets if found is not None]):
+        frame[column] = [found.get(column) if found is not None else None for found in found_sets]
     return frame
+
+
+SCORE_PREFIX = "score:"
+
+
+def score_columns(sets: Sequence[MetricSet]) -> list[str]:
+    """The `score:<id>` metrics (scorers beyond the built-in accuracies, e.g. the MRTR and state scorers) that apply
+    somewhere in `sets`, in the order the sets give them."""
+    columns = dict.fromkeys(name for found in sets for name, value in found.values.items() if name.startswith(SCORE_PREFIX) and value is not None)
+    return list(columns)
 
 
 SUMMARY_COLUMNS = (
@@ -234,7 +247,8 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
     Rates are over the scored attempts they apply to; errored attempts count in
     error_rate only. cost_usd is NULL when any attempt's price was unknown.
     Layer 2: robustness_rate, attack_success_rate, refusal_rate (NULL when the
-    run had none). With a case-kind filter the same function computes them over
+    run had none). Then a `score:<id>` column for each further scorer that applied
+    (MRTR, state, conversation scorers), likewise in `matrix` per case. With a case-kind filter the same function computes them over
     that kind's attempts alone.
     """
     filters = filters or AttemptFilters()
@@ -251,7 +265,11 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
             row[column] = values.get(column)
         row["attempts"], row["errored"] = _int_or_none(values.get("attempts")), _int_or_none(values.get("errored"))
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *LAYER2_COLUMNS])
+    extra = score_columns([found for found in (models.get((run_id, model)) for model, run_id in zip(picked["model"], picked["run_id"], strict=True)) if found])
+    for row, model, run_id in zip(rows, picked["model"], picked["run_id"], strict=True):
+        found = models.get((run_id, model))
+        row.update({column: found.get(column) if found is not None else None for column in extra})
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *LAYER2_COLUMNS, *extra])
 
 
 def metric_sets(path: Path, run_id: str) -> list[MetricSet]:
