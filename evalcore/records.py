@@ -1,8 +1,18 @@
 """Pure data (ground floor): the typed, versioned records of Layer 1 and 2, from a model turn to a run's report.
 
-Everything may import this module; it imports nothing of evalcore. A record
-that is stored or written to a file carries `SCHEMA_VERSION` in its JSON
-(`schemaVersion`), so a reader can tell which shape it holds.
+Everything may import this module; of evalcore it imports only
+`evalcore.redaction` (pure, standard library only). A record that is stored or
+written to a file carries `SCHEMA_VERSION` in its JSON (`schemaVersion`), so a
+reader can tell which shape it holds.
+
+Every serialisation of a record here (`to_json`, `to_row`) returns through
+`published`, the one redaction seam of records: each secret evalcore knows (the
+credential variables litellm reads, `--header` values) is replaced by
+`[redacted:NAME]` in every form it took (`evalcore.redaction`). The record in
+memory keeps the real values (the leak checks read them); what leaves the
+process is its serialisation, so any writer of a record (the store, the report
+file, an export) is covered without a redaction of its own. The conformance
+report's serialisations (`evalcore.conformance.report`) return through it too.
 
     ToolCall, ModelTurn          what the model asked for, one response
     InputRequest, InputAnswer    an MRTR input request of the server, and the client's answer and who gave it
@@ -25,12 +35,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final, Literal, TypeVar, cast
+
+from evalcore.redaction import redact
 
 SCHEMA_VERSION: Final = 1  # of every record's JSON below; bump it with any change a reader would notice
 
 StopReason = Literal["final", "step_limit", "model_error", "server_error"]
+_Serialised = TypeVar("_Serialised")
+
+
+def published(serialised: _Serialised) -> _Serialised:
+    """A record's serialisation as it may leave the process: every secret evalcore knows replaced by `[redacted:NAME]`,
+    in each string of it (JSON text, or the strings of a JSON-ready value)."""
+    return cast(_Serialised, redact(serialised))
 
 
 @dataclass(frozen=True)
@@ -182,7 +201,11 @@ class Transcript:
 
     def to_json(self) -> str:
         """The stored form (`behaviour_attempts.transcript_json`): messages, per-turn telemetry, tool executions (with their
-        MRTR rounds in order: the request, who answered, what was sent), the simulated user's messages, the state reads."""
+        MRTR rounds in order: the request, who answered, what was sent), the simulated user's messages, the state reads.
+        Published (the JSON text, so a secret inside any value, whatever its type, is caught)."""
+        return published(self._json())
+
+    def _json(self) -> str:
         return json.dumps(
             {
                 "schemaVersion": SCHEMA_VERSION,
@@ -345,6 +368,39 @@ class AttemptRecord:
     cached_from: str | None = None  # the run whose stored attempt was reused (--cache)
     robustness: RobustnessScore | None = None  # Layer 2, for cases with `inject:`
 
+    def to_row(self) -> dict[str, Any]:
+        """The attempt's stored columns (the store's `attempts`, but run_id and recorded_at), published."""
+        return published(
+            {
+                "model": self.model,
+                "case_id": self.case_id,
+                "attempt": self.attempt,
+                "case_hash": self.case_hash,
+                "case_kind": self.case_kind,
+                "simulated": self.simulated,
+                "model_version": self.model_version,
+                "passed": self.score.passed,
+                "reasons_json": json.dumps(list(self.score.reasons)),
+                "tool_calls_json": json.dumps([{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in self.tool_calls]),
+                "final_text": self.final_text,
+                "stop_reason": self.stop_reason,
+                "error": self.error,
+                "latency_ms": self.latency_ms,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost_usd": self.cost_usd,
+                "retries": self.retries,
+                "transcript_json": self.transcript_json,
+                "judge_json": json.dumps(asdict(self.judge)) if self.judge else None,
+                "cached_from": self.cached_from,
+                "fault": self.robustness.fault if self.robustness is not None else None,
+            }
+        )
+
+    def score_rows(self) -> list[tuple[str, float | None, bool, str | None, str | None]]:
+        """Each score's stored columns (the store's `attempt_scores`: scorer, value, applies, reason, label), published."""
+        return published([(score.scorer, score.value, score.applies, score.reason, score.label) for score in self.score.scores])
+
 
 MetricScope = Literal["case", "model", "run"]
 RUN_SCOPE: Final = ""  # the model / case id of a set above their scope
@@ -439,6 +495,10 @@ class RunReport:
     scorers: tuple[str, ...] = ()  # the ids of the scorers that scored this run
 
     def to_json(self) -> dict[str, Any]:
+        """The report as `run` writes it and the store keeps it (`report_json`), published."""
+        return published(self._json())
+
+    def _json(self) -> dict[str, Any]:
         failing = [
             {"model": model.model, "case": case.id, "kind": case.kind, "passes": _count(case.metrics.get("passes")), "runs": _count(case.metrics.get("scored"))}
             for model in self.models

@@ -11,11 +11,17 @@ sent to the server under test). A `Redactor` replaces each one by
   longer encoded value at any byte alignment (`Basic base64(user:key)`);
 - URL-encoded (`quote`, `quote_plus`), JSON-escaped, and hex (either case).
 
-One process-wide redactor (`current()`) serves every writer that hands data
-out: the store's write connections, the span exporter, the command's
-stdout/stderr (which are also the background jobs' logs) and the report
-files. Records reach the store, the reports, the exports and the pages only
-through those writers, so each of them is redacted exactly once, there.
+One process-wide redactor (`current()`) is applied where data leaves the process:
+
+- a record's serialisation (`evalcore.records.published`: every `to_json` /
+  `to_row` of the typed records, and the conformance report's JSON and JUnit):
+  the seam every record passes through on its way out, whoever writes it (the
+  store, `run --out`, `conformance --json/--junit`, a new exporter);
+- text that is not a record, at the three channels that carry it: the store's
+  write connection (every parameter: a run's target, the server's tool list
+  and config, error text, and the conformance rows), the span exporter, and a
+  command's stdout/stderr (also a background job's log). Exports and pages read
+  the store, so they only ever see redacted text.
 """
 
 from __future__ import annotations
@@ -184,12 +190,3 @@ def redact_output_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, RedactingStream):
             setattr(sys, name, RedactingStream(stream))
-
-
-def write_redacted(path: Any, text: str) -> None:
-    """Write a report file (JSON, JUnit XML) with every secret removed, creating its folder."""
-    from pathlib import Path
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(redact(text), encoding="utf-8")

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import urllib.parse
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -20,11 +21,28 @@ from opentelemetry.trace import StatusCode
 from evalcore.behaviour.agent import execute_tool
 from evalcore.cli import main as cli_main
 from evalcore.client import McpClient
+from evalcore.conformance.report import junit_xml
+from evalcore.conformance.report import to_json as conformance_json
+from evalcore.conformance.runner import CheckReport, SuiteReport
 from evalcore.errors import ConfigError
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
-from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, ToolExecution
+from evalcore.records import (
+    LEAK_ATTEMPT,
+    AttemptRecord,
+    AttemptScore,
+    InputAnswer,
+    InputRequest,
+    InputRound,
+    JudgeVerdict,
+    ModelTurn,
+    RunReport,
+    Score,
+    StateReading,
+    ToolExecution,
+    Transcript,
+)
 from evalcore.redaction import Redactor, environment_secrets, register_secret, without_secrets
 from evalcore.scoring.attempt import score_attempt
 from evalcore.store.queries import AttemptFilters, attempts_export
@@ -109,6 +127,43 @@ def test_spans_are_redacted_on_their_way_to_the_exporter(monkeypatch: pytest.Mon
     text = repr((finished.name, dict(finished.attributes or {}), [dict(e.attributes or {}) for e in finished.events], finished.status.description))
     assert "[redacted:OPENAI_API_KEY]" in text
     assert all(form not in text for form in leak_forms(PLANTED).values())
+
+
+# --- the seam: every record's serialisation -----------------------------------------------------
+
+
+def test_every_serialisation_of_a_record_is_published_without_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
+    b64 = leak_forms(PLANTED)["base64"]
+    call = ToolCall("c1", "search", {"query": f"key {PLANTED}"})
+    answer = InputAnswer({"action": "accept", "content": {"token": PLANTED}}, "user", "sim/user")
+    rounds = (InputRound((1,), (InputRequest("k", "elicitation/create", {"message": f"give {b64}"}),), {"k": answer}, None),)
+    execution = ToolExecution(call, {"content": [{"type": "text", "text": f"echo {b64}"}]}, None, False, 1.0, rounds=rounds)
+    turn = ModelTurn(f"Bearer {PLANTED}", (call,), 1.0, model_version=f"fp-{PLANTED}")
+    reading = StateReading("get_ticket", True, PLANTED.encode(), "read")  # not a string: caught in the JSON text
+    transcript = Transcript(({"role": "user", "content": PLANTED},), (turn,), (execution,), PLANTED, "final", state=(reading,))
+    score = AttemptScore((Score("arguments", 0.0, True, (f"query={PLANTED}",)),), False, (f"query={PLANTED}",))
+    judge = JudgeVerdict(False, None, f"it said {PLANTED}", "sim/judge")
+    record = AttemptRecord(
+        "m", "c", 1, "h", "soft", True, turn.model_version, score, (call,), PLANTED, "final", f"error {b64}", 1.0, 1, 1, 0.0, 0,
+        transcript.to_json(), judge,
+    )  # fmt: skip
+    report = RunReport("r", "2026-12-01", "2026-12-01", 1, {"path": "g"}, {"target": f"http://h/?key={PLANTED}"}, {}, ())
+    check = CheckReport("c", "f", "t", "s", "MUST", 0, 1, "fail", f"the server said {PLANTED}")
+    suite = SuiteReport(f"http://h/?key={PLANTED}", "http", 1, "readonly", datetime.now(UTC), 1.0, None, PLANTED, (check,))
+    serialisations = {
+        "transcript": transcript.to_json(),
+        "attempt row": json.dumps(record.to_row()),
+        "score rows": json.dumps(record.score_rows()),
+        "run report": json.dumps(report.to_json()),
+        "conformance JSON": json.dumps(conformance_json(suite)),
+        "JUnit": junit_xml(suite),
+    }
+    for name, text in serialisations.items():
+        assert "[redacted:OPENAI_API_KEY]" in text, name
+        for form_name, form in leak_forms(PLANTED).items():
+            assert form not in text, f"the key ({form_name}) is in the {name}"
+    assert record.tool_calls[0].arguments["query"] == f"key {PLANTED}"  # the record in memory keeps it, for the leak checks
 
 
 # --- an answer to the server's input request ------------------------------------------------------

@@ -15,7 +15,6 @@ from evalcore.golden.limits import DEFAULT_LIMITS
 from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
-from evalcore.redaction import write_redacted
 from evalcore.target import STDIO_HEADERS, parse_headers
 from evalcore.transport.base import Limits
 
@@ -107,8 +106,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     drift_text = render_run_drift(report["drift"])
     if drift_text:
         print(drift_text)
-    if args.out:
-        write_redacted(args.out, json.dumps(report, indent=2) + "\n")
+    if args.out:  # the report's serialisation (RunReport.to_json, and stored drift): its secrets are already removed
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
     return 1 if failed else 0
 

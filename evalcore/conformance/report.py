@@ -1,4 +1,9 @@
-"""Orchestration output: a conformance report as JSON, JUnit XML and a terminal table."""
+"""Orchestration output: a conformance report as JSON, JUnit XML and a terminal table.
+
+The JSON and the JUnit XML are the report's serialisations: both return through `evalcore.records.published`, so
+no secret (a key, a `--header` value a server echoed into a check's detail) is in them, whoever writes them.
+The table is printed, and what a command prints is redacted on its way out (`evalcore.redaction`).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.conformance.runner import CheckReport, SuiteReport
-from evalcore.redaction import write_redacted
+from evalcore.records import published
 
 VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "note", "error": "ERROR", "not_applicable": "n/a", "not_testable": "untested"}
 # Exit codes of `evalcore conformance` (docs/conformance.md "Exit codes").
@@ -25,6 +30,10 @@ def exit_code(report: SuiteReport, *, strict: bool = False) -> int:
 
 
 def to_json(report: SuiteReport) -> dict[str, Any]:
+    return published(_json(report))
+
+
+def _json(report: SuiteReport) -> dict[str, Any]:
     return {
         "target": report.target,
         "transport": report.transport,
@@ -63,7 +72,7 @@ def to_json(report: SuiteReport) -> dict[str, Any]:
 
 
 def write_json(report: SuiteReport, path: Path) -> None:
-    write_redacted(path, json.dumps(to_json(report), indent=2) + "\n")
+    _write(path, json.dumps(to_json(report), indent=2) + "\n")
 
 
 def to_junit(report: SuiteReport) -> ET.ElementTree:
@@ -92,11 +101,21 @@ def to_junit(report: SuiteReport) -> ET.ElementTree:
     return ET.ElementTree(suite)
 
 
-def write_junit(report: SuiteReport, path: Path) -> None:
+def junit_xml(report: SuiteReport) -> str:
+    """The JUnit XML text, published."""
     root = to_junit(report).getroot()
     assert root is not None
     ET.indent(root)
-    write_redacted(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+    return published(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def write_junit(report: SuiteReport, path: Path) -> None:
+    _write(path, junit_xml(report))
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def render_table(report: SuiteReport, width: int | None = None) -> str:

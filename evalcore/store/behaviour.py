@@ -14,7 +14,6 @@ import json
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -95,7 +94,7 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) ->
     """Store a batch of attempts and refresh the run's heartbeat, in one transaction."""
     now = datetime.now(UTC)
     rows = [_attempt_row(run_id, record, now) for record in records]
-    score_rows = [_score_row(run_id, record, score) for record in records for score in record.score.scores]
+    score_rows = [_score_row(run_id, record, row) for record in records for row in record.score_rows()]
     with connect(path) as connection:
         try:
             connection.execute("BEGIN TRANSACTION")
@@ -340,36 +339,12 @@ def _scores(connection: duckdb.DuckDBPyConnection, where: str, parameters: list[
 
 
 def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]:
-    return [
-        run_id,
-        record.model,
-        record.case_id,
-        record.attempt,
-        record.case_hash,
-        record.case_kind,
-        record.simulated,
-        record.model_version,
-        record.score.passed,
-        json.dumps(list(record.score.reasons)),
-        json.dumps([{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in record.tool_calls]),
-        record.final_text,
-        record.stop_reason,
-        record.error,
-        record.latency_ms,
-        record.input_tokens,
-        record.output_tokens,
-        record.cost_usd,
-        record.retries,
-        record.transcript_json,
-        json.dumps(asdict(record.judge)) if record.judge else None,
-        record.cached_from,
-        now,
-        record.robustness.fault if record.robustness is not None else None,
-    ]
+    row = {**record.to_row(), "run_id": run_id, "recorded_at": now}  # the record's serialisation: secrets already removed
+    return [row[column.strip()] for column in WRITTEN_COLUMNS.split(",")]
 
 
-def _score_row(run_id: str, record: AttemptRecord, score: Score) -> list[Any]:
-    return [run_id, record.model, record.case_id, record.attempt, score.scorer, score.value, score.applies, score.reason, score.label]
+def _score_row(run_id: str, record: AttemptRecord, score_row: tuple[Any, ...]) -> list[Any]:
+    return [run_id, record.model, record.case_id, record.attempt, *score_row]
 
 
 def _execute(path: Path, sql: str, parameters: list[Any]) -> None:

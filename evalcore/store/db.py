@@ -2,8 +2,11 @@
 
 No connection outlives one batch of work, so a dashboard can read the file
 while a run writes it. A write connection redacts every parameter it is given
-(`evalcore.redaction`): no secret reaches the file, its WAL, or anything later
-read from it (reports, exports, pages). The schema carries a version; each change adds a
+(`evalcore.redaction`): the records' columns arrive redacted already (their
+serialisation is published, `evalcore.records`), and the rest (a run's target,
+the server's tool list, its config, error text, conformance rows) is not a
+record; so no secret reaches the file, its WAL, or anything later read from it
+(reports, exports, pages). The schema carries a version; each change adds a
 migration to `MIGRATIONS` (SQL, or a function of the connection) and never edits an old one.
 """
 
