@@ -197,6 +197,16 @@ def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_ru
             metrics = by_model[row["model"]]["metrics"]
             for column in queries.SUMMARY_COLUMNS[3:] + queries.LAYER2_COLUMNS:
                 assert _same(row[column], metrics.get(column)), (row["model"], column, row[column], metrics.get(column))
+    # the Latency and cost page groups by model over the runs in scope (one run here): the report's spend numbers
+    latency = queries.latency(db, AttemptFilters(run_id=run_id))
+    assert list(latency["model"]) == sorted(by_model)
+    shown = {"latency_p50_ms": "latency_p50_ms", "latency_p95_ms": "latency_p95_ms", "input_tokens_per_attempt": "mean_input_tokens"}
+    shown |= {"tokens_per_correct": "tokens_per_correct", "cost_per_attempt_usd": "cost_per_attempt_usd", "cost_per_correct_usd": "cost_per_correct_usd"}
+    for row in latency.to_dict("records"):
+        metrics = by_model[row["model"]]["metrics"]
+        assert row["attempts"] == metrics["attempts"]
+        for column, metric in shown.items():
+            assert _same(row[column], metrics[metric]), (row["model"], column, row[column], metrics[metric])
     matrix = queries.matrix(db, AttemptFilters(run_id=run_id))
     cases = {(entry["model"], case["id"]): case for entry in report["models"] for case in entry["cases"]}
     assert len(matrix) == len(cases)

@@ -23,7 +23,9 @@ With `scored` = attempts that are not errored:
                           (`credential_leak`) as a successful attack, on any case (`attack_value`)
     latency_p50_ms/p95    over attempts with a latency (`percentile`, linear interpolation)
     mean_input_tokens     per attempt, over attempts that reported a count (likewise output)
+    tokens_per_correct    input + output tokens of every attempt / passed; None when nothing passed
     cost_usd              sum over attempts; None when any attempt's price is unknown (never a guess)
+    cost_per_attempt_usd  cost_usd / attempts
     cost_per_correct_usd  cost_usd / passed; None when nothing passed
     retries               provider retries spent, summed
     gate_passed           case: hard needs n passes of n = runs, soft ceil(0.8·runs) (see `stats.gate_passed`)
@@ -143,21 +145,31 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
             known = [value for case in cases if (value := case.get(name)) is not None]
             values[name] = math.fsum(known) / len(known) if known else None
     values.update(scorer_means(scored))
+    values.update(spend_metrics(attempts))
+    return MetricSet(scope, model, RUN_SCOPE, values)
+
+
+def spend_metrics(attempts: Sequence[MetricAttempt]) -> dict[str, float | None]:
+    """Telemetry and spend of a group of attempts, errored ones included (what they cost was paid).
+
+    `passes` (the denominator of the per-correct figures) counts the attempts that passed; an errored attempt never does.
+    """
+    passes = sum(attempt.score.passed for attempt in attempts if not attempt.errored)
     latencies = [attempt.latency_ms for attempt in attempts if attempt.latency_ms is not None]
     costs = [attempt.cost_usd for attempt in attempts]
     total_cost = math.fsum(cost for cost in costs if cost is not None) if attempts and all(cost is not None for cost in costs) else None
-    values.update(
-        {
-            "latency_p50_ms": percentile(latencies, 50),
-            "latency_p95_ms": percentile(latencies, 95),
-            "mean_input_tokens": _mean([attempt.input_tokens for attempt in attempts]),
-            "mean_output_tokens": _mean([attempt.output_tokens for attempt in attempts]),
-            "cost_usd": total_cost,
-            "cost_per_correct_usd": total_cost / passes if total_cost is not None and passes else None,
-            "retries": float(sum(attempt.retries for attempt in attempts)),
-        }
-    )
-    return MetricSet(scope, model, RUN_SCOPE, values)
+    tokens = sum((attempt.input_tokens or 0) + (attempt.output_tokens or 0) for attempt in attempts)
+    return {
+        "latency_p50_ms": percentile(latencies, 50),
+        "latency_p95_ms": percentile(latencies, 95),
+        "mean_input_tokens": _mean([attempt.input_tokens for attempt in attempts]),
+        "mean_output_tokens": _mean([attempt.output_tokens for attempt in attempts]),
+        "tokens_per_correct": tokens / passes if passes else None,
+        "cost_usd": total_cost,
+        "cost_per_attempt_usd": total_cost / len(attempts) if total_cost is not None else None,
+        "cost_per_correct_usd": total_cost / passes if total_cost is not None and passes else None,
+        "retries": float(sum(attempt.retries for attempt in attempts)),
+    }
 
 
 def scorer_means(scored: Sequence[MetricAttempt]) -> dict[str, float | None]:

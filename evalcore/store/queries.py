@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from evalcore.errors import StoreError
-from evalcore.records import MetricSet
+from evalcore.records import AttemptScore, MetricSet
+from evalcore.scoring.metrics import MetricAttempt, percentile, spend_metrics
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 from evalcore.store.metric_sets import run_metric_sets
@@ -299,40 +300,100 @@ LATENCY_COLUMNS = (
 
 
 def latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per model over every run in scope: model latency p50/p95 (an attempt's model time), tokens and cost per attempt and per correct attempt."""
-    sql = "WITH " + _SCOPED + " SELECT model, " + _TELEMETRY + " FROM scoped GROUP BY model ORDER BY model"
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), LATENCY_COLUMNS)
+    """Per model over every run in scope: model latency p50/p95 (an attempt's model time), tokens and cost per attempt
+    and per correct attempt, by the run metrics' own function (`evalcore.scoring.metrics.spend_metrics`)."""
+    return _spend_frame(path, filters, ("model",))
 
 
 def latency_over_time(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     """The `latency` columns per run date and model, oldest first."""
-    sql = "WITH " + _SCOPED + " SELECT run_date, model, " + _TELEMETRY + " FROM scoped GROUP BY run_date, model ORDER BY run_date, model"
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("run_date", *LATENCY_COLUMNS))
+    return _spend_frame(path, filters, ("run_date", "model"))
 
 
-_TELEMETRY = """
-        bool_or(simulated) AS simulated, count(*) AS attempts,
-               quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
-               avg(input_tokens) AS input_tokens_per_attempt, avg(output_tokens) AS output_tokens_per_attempt,
-               CASE WHEN count_if(passed) > 0 THEN sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) / count_if(passed) END AS tokens_per_correct,
-               CASE WHEN count(cost_usd) = count(*) THEN avg(cost_usd) END AS cost_per_attempt_usd,
-               CASE WHEN count(cost_usd) = count(*) AND count_if(passed) > 0 THEN sum(cost_usd) / count_if(passed) END AS cost_per_correct_usd"""
+# Page column -> the spend metric it shows.
+_SPEND_COLUMNS = {
+    "latency_p50_ms": "latency_p50_ms",
+    "latency_p95_ms": "latency_p95_ms",
+    "input_tokens_per_attempt": "mean_input_tokens",
+    "output_tokens_per_attempt": "mean_output_tokens",
+    "tokens_per_correct": "tokens_per_correct",
+    "cost_per_attempt_usd": "cost_per_attempt_usd",
+    "cost_per_correct_usd": "cost_per_correct_usd",
+}
+
+
+_SPEND_ROW = (
+    "run_date", "model", "simulated", "case_id", "case_kind", "attempt", "passed", "stop_reason",
+    "latency_ms", "input_tokens", "output_tokens", "cost_usd", "retries",
+)  # fmt: skip
+
+
+def _spend_frame(path: Path, filters: AttemptFilters | None, keys: tuple[str, ...]) -> pd.DataFrame:
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """ SELECT run_date, model, simulated, case_id, case_kind, attempt, passed, stop_reason, latency_ms, input_tokens,
+                 output_tokens, cost_usd, retries
+          FROM scoped ORDER BY run_date, model, run_id, case_id, attempt"""
+    )
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), _SPEND_ROW)
+    groups: dict[tuple[Any, ...], list[MetricAttempt]] = {}
+    simulated: dict[tuple[Any, ...], bool] = {}
+    for row in frame.to_dict("records"):
+        key = tuple(row[k] for k in keys)
+        groups.setdefault(key, []).append(_spend_attempt(row))
+        simulated[key] = simulated.get(key, False) or bool(row["simulated"])
+    rows = []
+    for key, attempts in sorted(groups.items(), key=lambda item: item[0]):
+        spend = spend_metrics(attempts)
+        shown = {column: spend[metric] for column, metric in _SPEND_COLUMNS.items()}
+        rows.append({**dict(zip(keys, key, strict=True)), "simulated": simulated[key], "attempts": len(attempts), **shown})
+    return pd.DataFrame(rows, columns=[*keys[:-1], *LATENCY_COLUMNS])
+
+
+def _spend_attempt(row: dict[str, Any]) -> MetricAttempt:
+    """What the spend metrics read of an attempt row (its scores are not needed: only whether it passed)."""
+
+    def known(value: Any) -> Any:
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+    return MetricAttempt(
+        row["model"],
+        row["case_id"],
+        row["case_kind"],
+        int(row["attempt"]),
+        AttemptScore((), bool(row["passed"])),
+        str(row["stop_reason"]),
+        known(row["latency_ms"]),
+        known(row["input_tokens"]),
+        known(row["output_tokens"]),
+        known(row["cost_usd"]),
+        int(known(row["retries"]) or 0),
+    )
 
 
 def tool_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per tool, from every executed call in the transcripts in scope: calls, error rate, server latency p50/p95 (ms)."""
+    """Per tool, from every executed call in the transcripts in scope: calls, error rate, server latency p50/p95 (ms, by `percentile`)."""
     sql = (
         "WITH "
         + _SCOPED
         + """,
         executions AS (SELECT unnest(transcript_json->'$.executions[*]') AS e FROM scoped)
         SELECT e->>'tool' AS tool, count(*) AS calls, avg((e->>'is_error')::BOOLEAN::INTEGER) AS error_rate,
-               quantile_cont((e->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((e->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms,
+               list((e->>'latency_ms')::DOUBLE) FILTER (WHERE e->>'latency_ms' IS NOT NULL) AS latencies,
                sum(greatest(coalesce(json_array_length(e->'request_ids'), 1) - 1, 0)) AS retries,
                count(e->>'fault') AS faulted_calls
         FROM executions GROUP BY tool ORDER BY tool"""
     )
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), TOOL_LATENCY_COLUMNS)
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "calls", "error_rate", "latencies", "retries", "faulted_calls"))
+    return _with_percentiles(frame, TOOL_LATENCY_COLUMNS)
+
+
+def _with_percentiles(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """`frame` with its `latencies` lists replaced by their p50 and p95 (`evalcore.scoring.metrics.percentile`)."""
+    lists = [list(values) if values is not None and not isinstance(values, float) else [] for values in frame["latencies"]]
+    frame = frame.drop(columns=["latencies"]).assign(latency_p50_ms=[percentile(v, 50) for v in lists], latency_p95_ms=[percentile(v, 95) for v in lists])
+    return frame[list(columns)]
 
 
 TOOL_LATENCY_COLUMNS = ("tool", "calls", "error_rate", "latency_p50_ms", "latency_p95_ms", "retries", "faulted_calls")
@@ -349,7 +410,8 @@ MODEL_CALL_COLUMNS = (
 
 
 def model_call_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per model, from every model call (turn) in the transcripts in scope: latency p50/p95 per call, tokens and cost per call, retries.
+    """Per model, from every model call (turn) in the transcripts in scope: latency p50/p95 per call (by `percentile`),
+    tokens and cost per call, retries.
 
     Cost per call is empty when any call's price is unknown, as everywhere else.
     """
@@ -359,13 +421,14 @@ def model_call_latency(path: Path, filters: AttemptFilters | None = None) -> pd.
         + """,
         turns AS (SELECT model, unnest(transcript_json->'$.turns[*]') AS t FROM scoped)
         SELECT model, count(*) AS calls,
-               quantile_cont((t->>'latency_ms')::DOUBLE, 0.5) AS latency_p50_ms, quantile_cont((t->>'latency_ms')::DOUBLE, 0.95) AS latency_p95_ms,
+               list((t->>'latency_ms')::DOUBLE) FILTER (WHERE t->>'latency_ms' IS NOT NULL) AS latencies,
                avg((t->>'input_tokens')::DOUBLE) AS input_tokens_per_call, avg((t->>'output_tokens')::DOUBLE) AS output_tokens_per_call,
                CASE WHEN count(t->>'cost_usd') = count(*) THEN avg((t->>'cost_usd')::DOUBLE) END AS cost_per_call_usd,
                sum(coalesce((t->>'retries')::INTEGER, 0)) AS retries
         FROM turns GROUP BY model ORDER BY model"""
     )
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), MODEL_CALL_COLUMNS)
+    columns = ("model", "calls", "latencies", "input_tokens_per_call", "output_tokens_per_call", "cost_per_call_usd", "retries")
+    return _with_percentiles(_frame(path, sql, (filters or AttemptFilters()).parameters(), columns), MODEL_CALL_COLUMNS)
 
 
 FLAKY_COLUMNS = (
