@@ -22,6 +22,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.redaction import without_secrets
 
 _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
+# How long to wait for the `listening on` line. The wait ends at that line, or at once when the process exits, so only
+# a server alive and silent waits it out; generous, because an interpreter starting on a busy machine is slow, not broken.
+STARTUP_TIMEOUT_S = 120.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
@@ -70,7 +73,7 @@ class LocalServerProcess:
         """The child's process id (benchmarks read its CPU time from it)."""
         return self._process.pid
 
-    def url(self, timeout: float = 30.0) -> str:
+    def url(self, timeout: float = STARTUP_TIMEOUT_S) -> str:
         self._found.wait(timeout)
         if self._url is None:
             reason = self._tail[-1] if self._tail else f"no 'listening on' line within {timeout:g}s"

@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 from evalcore.errors import TargetError
-from evalcore.local_server import LocalServerProcess
+from evalcore.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
 
 
 class ReferenceServerProcess(LocalServerProcess):
@@ -22,7 +22,7 @@ class ReferenceServerProcess(LocalServerProcess):
 
 
 @contextlib.contextmanager
-def running_reference_server(extra_args: Sequence[str] = (), *, startup_timeout: float = 30.0) -> Iterator[str]:
+def running_reference_server(extra_args: Sequence[str] = (), *, startup_timeout: float = STARTUP_TIMEOUT_S) -> Iterator[str]:
     """Run the reference server over HTTP on a free loopback port; yield its URL; stop it afterwards."""
     server = ReferenceServerProcess(extra_args)
     try:

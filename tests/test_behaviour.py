@@ -10,7 +10,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from evalcore.cli import main
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.store.db import connect
 from tests.builders import GOLDEN
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -187,22 +187,24 @@ def test_no_secret_ever_persists(workspace, reference_url, monkeypatch, capsys):
         assert planted.encode() not in blob
 
 
-def _wait_for_attempts(db: Path, minimum: int, timeout: float = 60) -> int:
-    """Poll the store read-only while another process writes it (bounded)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if db.exists():
-            with connect(db, read_only=True) as connection:  # a reader while the run writes: waits out the writer's batches
-                (count,) = connection.execute("SELECT count(*) FROM behaviour_attempts").fetchone()  # type: ignore[misc]
-            if count >= minimum:
-                return int(count)
-        time.sleep(0.05)
-    raise AssertionError(f"fewer than {minimum} attempts stored within {timeout}s")
+def _stored_attempts(db: Path) -> int:
+    """Attempts in the store, read while another process writes it (a reader waits out the writer's batches)."""
+    if not db.exists():
+        return 0
+    with connect(db, read_only=True) as connection:
+        (count,) = connection.execute("SELECT count(*) FROM behaviour_attempts").fetchone()  # type: ignore[misc]
+    return int(count)
 
 
 def test_kill_9_loses_no_acknowledged_attempt_and_resume_finishes(workspace, reference_url):
-    slow = SCRIPT.replace("latency_ms: 0", "latency_ms: 150")
-    (workspace / "script.yaml").write_text(slow)
+    """Killed mid-run, the run keeps exactly the attempts it stored; a resume runs the rest.
+
+    The kill cannot come too late on a busy machine: with one attempt at a time, weather-paris's 4th attempt waits on
+    its model (a latency beyond the call's timeout, retried), so exactly attempts 1-3 are stored until the kill.
+    """
+    stuck = SCRIPT.replace("    attempts:\n      3:", "    attempts:\n      4: {latency_ms: 3600000}\n      3:", 1)
+    assert stuck != SCRIPT
+    (workspace / "script.yaml").write_text(stuck)
     db = workspace / "evals.duckdb"
     command = [
         sys.executable, "-m", "evalcore", "run", "--golden", str(workspace / "tasks.yaml"),
@@ -211,15 +213,17 @@ def test_kill_9_loses_no_acknowledged_attempt_and_resume_finishes(workspace, ref
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        stored = _wait_for_attempts(db, 3)
+        wait_until(lambda: _stored_attempts(db) >= 3, what="the run storing 3 attempts")  # no event announces stored rows
     finally:
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(120)
     (run,) = list_runs(db)
-    assert run["effective_status"] == "crashed" and stored <= run["attempts"] < 15
+    assert run["effective_status"] == "crashed" and run["attempts"] == 3
     kept = {(r["case_id"], r["attempt"]) for r in load_attempts(db, run["run_id"])}
+    assert kept == {("weather-paris", 1), ("weather-paris", 2), ("weather-paris", 3)}
 
-    done = subprocess.run([*command, "--resume", run["run_id"], "--out", str(workspace / "report.json")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    (workspace / "script.yaml").write_text(SCRIPT)  # the model answers again; the golden set and server are unchanged
+    done = subprocess.run([*command, "--resume", run["run_id"], "--out", str(workspace / "report.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = load_attempts(db, run["run_id"])
     assert len(rows) == 15 and len({(r["case_id"], r["attempt"]) for r in rows}) == 15

@@ -15,13 +15,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.waiting import wait_for_exit, wait_for_http
 
 # The first test here also builds the session's demo store and starts Streamlit and Chromium.
 pytestmark = pytest.mark.timeout(900)  # a hang guard, not a speed bound: the first test also builds the demo store
@@ -65,20 +65,11 @@ def _serve(db: Path, folder: Path) -> Iterator[str]:
     process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"streamlit did not start: {(folder / 'streamlit.log').read_text()[-2000:]}")
-            time.sleep(0.3)
+        wait_for_http(f"{url}/_stcore/health", process, what="streamlit", log=(folder / "streamlit.log").read_text)
         yield url
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=120)
         log.close()
 
 
@@ -101,7 +92,7 @@ def page(browser, request) -> Iterator[Page]:
     context.close()
 
 
-def _matrix(page: Page, timeout_ms: int = 60_000) -> dict:
+def _matrix(page: Page, timeout_ms: int = 120_000) -> dict:
     """Wait until the matrix heatmap is drawn; its traces and axis categories as plotly holds them in the page."""
     page.wait_for_selector(".js-plotly-plot .hm image", timeout=timeout_ms)
     return page.evaluate(
@@ -149,9 +140,9 @@ def test_a_click_on_a_cell_opens_its_drill_down(dashboard, page):
     point = _cell_point(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
     page.mouse.move(point["x"], point["y"])
     page.mouse.click(point["x"], point["y"])
-    page.wait_for_url(re.compile(r"case=calendar-day"), timeout=30_000)
+    page.wait_for_url(re.compile(r"case=calendar-day"), timeout=120_000)
     assert "drifting.yaml" in page.url
-    expect(page.get_by_text(re.compile(r"drifting\.yaml · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"drifting\.yaml · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
     expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
     # the attempt reads as a conversation: the user's request, the reason it failed, expected beside actual calls
     expect(page.get_by_text("Why it failed").first).to_be_visible()
@@ -162,7 +153,7 @@ def test_a_click_on_a_cell_opens_its_drill_down(dashboard, page):
 def test_the_matrix_downloads_as_csv(dashboard, page):
     page.goto(dashboard)
     _matrix(page)
-    with page.expect_download(timeout=30_000) as download:
+    with page.expect_download(timeout=120_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
     assert len(rows) == 2 * 28 + 2 * 8 + 2 * 14 + 8  # the nightly, robustness and security sets (two models each), the multi-turn set (one)
@@ -173,8 +164,8 @@ def test_the_matrix_downloads_as_csv(dashboard, page):
 
 def test_the_drift_page_shows_the_change_points(dashboard, page):
     page.goto(f"{dashboard}/Drift")
-    expect(page.get_by_text("4 open drop(s); 0 recovered; over 8 runs.")).to_be_visible(timeout=60_000)
-    page.wait_for_selector(".js-plotly-plot .hm image", timeout=60_000)
+    expect(page.get_by_text("4 open drop(s); 0 recovered; over 8 runs.")).to_be_visible(timeout=120_000)
+    page.wait_for_selector(".js-plotly-plot .hm image", timeout=120_000)
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
@@ -189,15 +180,15 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     start = page.get_by_role("button", name="Start run")
     start.click()
     started = page.get_by_text(re.compile(r"Started run [\w-]+"))
-    expect(started).to_be_visible(timeout=30_000)
+    expect(started).to_be_visible(timeout=120_000)
     run_id = started.inner_text().split()[-1]
     start.click()  # a second click while it runs: refused, not a twin run
-    expect(page.get_by_text(f"an identical run is already running ({run_id}); wait for it or cancel it first")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(f"an identical run is already running ({run_id}); wait for it or cancel it first")).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
     cards = page.get_by_text(re.compile(r"^\d{8}-\d{6}-\w{6} · "))
     assert cards.count() == 1, cards.all_inner_texts()  # one launch: the Enter key and the second click started nothing
     # the finished run shows its scores and links to them
-    expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=120_000)
     link = page.get_by_role("link", name="Open this run in the matrix")
     expect(link).to_be_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -220,16 +211,14 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
     page.goto(url)
     page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
     try:
-        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/24 runs stored"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/24 runs stored"))).to_be_visible(timeout=120_000)
         # no click or reload: the page reloads itself once the first night is stored (minutes on a busy machine)
         drawn = _matrix(page, timeout_ms=240_000)
         assert drawn["x"] and all(label.endswith(" (simulated)") for label in drawn["x"]) and drawn["y"]  # the first night, as far as stored
     finally:
         for job in jobs.list_jobs(db):
             jobs.cancel(job)
-            deadline = time.monotonic() + 30
-            while jobs.job_status(job)["status"] == "running" and time.monotonic() < deadline:
-                time.sleep(0.2)
+            wait_for_exit(job.pid, what=f"cancelled job {job.run_id}")
 
 
 # --- untrusted text stays inert in charts, and long values stay bounded ----------------------------
@@ -283,8 +272,8 @@ def _markup_in_charts(page: Page) -> dict:
 
 def test_markup_in_tool_and_model_names_shows_as_text_on_the_latency_page(hostile_dashboard, page):
     page.goto(f"{hostile_dashboard}/Latency_and_cost")
-    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=60_000)
-    expect(page.locator(".js-plotly-plot .xtick text").filter(has_text=re.compile(r"^peek"))).to_have_count(1, timeout=60_000)  # the tool chart
+    page.wait_for_selector(".js-plotly-plot .xtick text", timeout=120_000)
+    expect(page.locator(".js-plotly-plot .xtick text").filter(has_text=re.compile(r"^peek"))).to_have_count(1, timeout=120_000)  # the tool chart
     drawn = _markup_in_charts(page)
     assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
     assert PAYLOAD in drawn["texts"]  # the tool's tick label, character for character
@@ -299,13 +288,13 @@ def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behi
     point = _cell_point(page, plotly_text(f"openai/{PAYLOAD}"), "peek-case")
     page.mouse.move(point["x"], point["y"])
     hover = page.locator(".js-plotly-plot .hoverlayer .hovertext").first
-    expect(hover).to_be_visible(timeout=30_000)
+    expect(hover).to_be_visible(timeout=120_000)
     text = hover.text_content() or ""
     assert QUOTED_REASON in text and f"openai/{PAYLOAD}" in text and "&quot;" not in text and "&amp;" not in text
     drawn = _markup_in_charts(page)
     assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
     # the 100 KB answer and tool result: cut, with the whole value behind an expander, and the page stays short
-    expect(page.get_by_text("Final answer")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Final answer")).to_be_visible(timeout=120_000)
     height = page.evaluate("() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? document.body.scrollHeight")
     assert height < 8_000, f"the page is {height} px tall"
     expect(page.get_by_text("show all (100 KB)").first).to_be_visible()

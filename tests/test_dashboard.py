@@ -88,7 +88,7 @@ def _app(path: str, db: Path, monkeypatch, **params: str) -> AppTest:
     app = AppTest.from_file(path)
     for key, value in params.items():
         app.query_params[key] = value
-    app.run(timeout=60)
+    app.run(timeout=120)
     assert not app.exception, app.exception
     return app
 
@@ -169,9 +169,9 @@ def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
     app = _app(DRIFT, db, monkeypatch)
     first = app.selectbox(key="drift_pair").value
     wanted = (steady, DESCRIPTION_CASE) if first != (steady, DESCRIPTION_CASE) else (steady, "calendar-day")
-    app.selectbox(key="drift_pair").set_value(wanted).run(timeout=60)
+    app.selectbox(key="drift_pair").set_value(wanted).run(timeout=120)
     assert app.selectbox(key="drift_pair").value == wanted  # the URL still named the first pair on this rerun
-    app.run(timeout=60)
+    app.run(timeout=120)
     assert app.selectbox(key="drift_pair").value == wanted and app.query_params["case"] == wanted[1]
 
 
@@ -227,7 +227,7 @@ def test_deep_link_opens_the_drill_down_of_one_cell(store, monkeypatch):
 
 def test_choosing_a_cell_with_the_selectboxes_updates_the_url(store, monkeypatch):
     app = _app(HOME, store.db, monkeypatch, model=store.wrong, case="weather-paris")
-    app.selectbox(key="drill_case").set_value("say-hello").run(timeout=60)
+    app.selectbox(key="drill_case").set_value("say-hello").run(timeout=120)
     assert not app.exception
     assert app.query_params["case"] == "say-hello" and app.query_params["model"] == store.wrong
     assert any("say-hello" in t and "0/5 passed" in t for t in _texts(app))
@@ -238,14 +238,14 @@ def test_run_and_model_filters_narrow_the_matrix(store, monkeypatch):
     assert app.sidebar.selectbox(key="filter_run").value == store.old_run_id
     assert app.selectbox(key="drill_model").options == ["sim/script:steady.yaml (simulated)"]
     app = _app(HOME, store.db, monkeypatch)
-    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
+    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=120)
     assert not app.exception
     assert set(app.dataframe[0].value["model"]) == {_shown(store.wrong)}
-    app.sidebar.multiselect(key="filter_kinds").set_value(["hard"]).run(timeout=60)
+    app.sidebar.multiselect(key="filter_kinds").set_value(["hard"]).run(timeout=120)
     assert app.selectbox(key="drill_case").options == ["weather-paris"]
     server = app.sidebar.selectbox(key="filter_server")
     assert server.options[0] == widgets.ALL and server.options[1].startswith("evalcore")
-    server.set_value(server.options[1]).run(timeout=60)
+    server.set_value(server.options[1]).run(timeout=120)
     assert not app.exception and set(app.dataframe[0].value["model"]) == {_shown(store.wrong)}
 
 
@@ -275,7 +275,7 @@ def test_latency_and_cost_page(store, monkeypatch):
     per_model, per_call, per_tool, over_time = (frame.value for frame in app.dataframe)
     assert set(per_model["model"]) == set(per_call["model"]) == {_shown(store.steady), _shown(store.wrong)}
     assert "get_weather" in set(per_tool["tool"]) and len(over_time) == 3
-    app.sidebar.selectbox(key="filter_run").set_value(store.old_run_id).run(timeout=60)
+    app.sidebar.selectbox(key="filter_run").set_value(store.old_run_id).run(timeout=120)
     assert set(app.dataframe[0].value["model"]) == {_shown(store.steady)} and app.query_params["run"] == store.old_run_id
 
 
@@ -285,7 +285,7 @@ def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
     assert set(flaky["case_id"]) == {"weather-paris", "customer-then-ticket"}
     pick = app.selectbox(key="flaky_pick")
     weather = next(index for index, option in enumerate(pick.options) if "weather-paris" in option)
-    pick.set_value(weather).run(timeout=60)
+    pick.set_value(weather).run(timeout=120)
     assert not app.exception, app.exception
     failed_runs = app.dataframe[1].value
     assert list(failed_runs["run_id"]) == [store.run_id, store.old_run_id] and list(failed_runs["passed"]) == ["4/5", "4/5"]
@@ -293,7 +293,7 @@ def test_flaky_page_ranks_and_drills_down(store, monkeypatch):
     # the failing attempt of the newest failing run, beside a passing attempt
     assert [e.value for e in app.error if e.value.startswith("Attempt ")] == ["Attempt 3: FAIL"]
     assert [e.value for e in app.success if e.value.startswith("Attempt ")] == ["Attempt 1: PASS"]
-    app.selectbox(key=f"flaky_compare_run_{store.steady}_weather-paris").set_value(store.old_run_id).run(timeout=60)
+    app.selectbox(key=f"flaky_compare_run_{store.steady}_weather-paris").set_value(store.old_run_id).run(timeout=120)
     assert not app.exception and app.selectbox(key=f"flaky_pair_{store.steady}_weather-paris_compare").value == 1
 
 
@@ -303,7 +303,7 @@ def test_a_selected_row_of_the_flaky_table_opens_its_drill_down(store, monkeypat
     row = len(flaky) - 1  # not the default pick (the flakiest, row 0)
     assert app.selectbox(key="flaky_pick").value == 0
     app.session_state["table_flaky_cases"] = {"selection": {"rows": [row], "columns": []}}
-    app.run(timeout=60)
+    app.run(timeout=120)
     assert not app.exception
     assert app.selectbox(key="flaky_pick").value == row
     assert f"{flaky['case_id'].iloc[row]} · " in app.selectbox(key="flaky_pick").format_func(row)
@@ -343,7 +343,7 @@ def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(stor
     tables = ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "drift_changes")
     for name in (*tables, "conformance_runs"):
         assert f"Download {name} as CSV" in buttons
-    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=60)
+    app.sidebar.multiselect(key="filter_models").set_value([store.wrong]).run(timeout=120)
     assert "15 attempts" in _texts(app)
 
 
@@ -411,7 +411,7 @@ def test_a_selected_row_of_the_model_summary_opens_that_models_drill_down(store,
     row = next(i for i, label in enumerate(summary["model"]) if label != _shown(default))
     chosen = next(model for model in (store.steady, store.wrong) if _shown(model) == summary["model"].iloc[row])
     app.session_state["table_model_summary"] = {"selection": {"rows": [row], "columns": []}}
-    app.run(timeout=60)
+    app.run(timeout=120)
     assert not app.exception
     assert app.selectbox(key="drill_model").value == chosen != default
     assert app.query_params["model"] == chosen

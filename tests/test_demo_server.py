@@ -44,8 +44,8 @@ from evalcore.protocol.constants import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-STARTUP_TIMEOUT = 20.0
-REPLY_TIMEOUT = 10.0
+STARTUP_TIMEOUT = 120.0  # waits on the `listening on` line: as long as a busy machine needs, no longer
+REPLY_TIMEOUT = 120.0  # a stdio server's first reply includes its start-up
 _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
 
 HTTP_SERVERS: dict[str, list[str]] = {

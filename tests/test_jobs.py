@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from evalcore import jobs
 from evalcore.errors import ConfigError
 from evalcore.store.behaviour import list_runs, load_run
 from evalcore.store.db import connect
+from tests.waiting import wait_for_exit, wait_for_http, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden" / "tasks.yaml"
@@ -43,24 +43,20 @@ def test_launch_refuses_anything_not_configured(tmp_path, kwargs, message, monke
     assert jobs.list_jobs(tmp_path / "evals.duckdb") == []
 
 
-def _wait_until_finished(job: jobs.Job, timeout: float = 120) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = jobs.job_status(job)
-        if status["status"] not in ("starting", "running"):
-            return status
-        time.sleep(0.2)
-    raise AssertionError(f"run {job.run_id} still {status['status']} after {timeout}s")
+def _wait_until_finished(job: jobs.Job) -> dict:
+    """The job's status once its process has exited (the event), as the page would read it."""
+    wait_for_exit(job.pid, what=f"run {job.run_id}")
+    return jobs.job_status(job)
 
 
 def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch):
     db = tmp_path / "evals.duckdb"
     monkeypatch.setenv("EVALCORE_DB", str(db))
-    app = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)
+    app = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=120)
     assert not app.exception
     assert app.multiselect[0].value == ["sim/lexical"]
     app.number_input[0].set_value(1)
-    app.button[0].click().run(timeout=30)
+    app.button[0].click().run(timeout=120)
     assert not app.exception
     assert "Started run" in app.success[0].value
     (job,) = jobs.list_jobs(db)
@@ -70,7 +66,7 @@ def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch
     (run,) = list_runs(db)
     assert run["run_id"] == job.run_id and run["attempts"] == 28
     # a reload finds the run again and shows it finished
-    again = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)
+    again = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=120)
     assert any(job.run_id in t.value and "complete" in t.value for t in again.text)
     # with its scores, as the report states them, and a link to it in the matrix
     (score,) = status["scores"]
@@ -126,9 +122,7 @@ def test_a_failed_run_shows_why(tmp_path):
 def test_cancel_stops_a_run_and_it_is_marked_cancelled(tmp_path):
     db = tmp_path / "evals.duckdb"
     job = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=20)
-    deadline = time.monotonic() + 60
-    while jobs.job_status(job)["done"] < 5 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: jobs.job_status(job)["done"] >= 5, what=f"run {job.run_id} storing 5 of its 560 attempts")  # no event: rows
     jobs.cancel(job)
     status = _wait_until_finished(job)
     assert status["status"] == "cancelled", status
@@ -137,16 +131,14 @@ def test_cancel_stops_a_run_and_it_is_marked_cancelled(tmp_path):
 
 def _stop(job: jobs.Job) -> None:
     jobs.cancel(job)
-    deadline = time.monotonic() + 30
-    while jobs._alive(job.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for_exit(job.pid, what=f"cancelled job {job.run_id}")
 
 
 def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_path, monkeypatch):
     db = tmp_path / "evals.duckdb"
     monkeypatch.setenv("EVALCORE_DB", str(db))
-    app = AppTest.from_file(str(ROOT / "app.py")).run(timeout=30)
-    app.button(key="launch_demo").click().run(timeout=30)
+    app = AppTest.from_file(str(ROOT / "app.py")).run(timeout=120)
+    app.button(key="launch_demo").click().run(timeout=120)
     assert not app.exception
     (job,) = jobs.list_jobs(db)
     try:
@@ -155,9 +147,9 @@ def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_pa
         with pytest.raises(ConfigError, match="already being built"):
             jobs.launch_demo(db)
         # a reload shows the progress, not a second button
-        again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=30)
+        again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=120)
         assert not again.button and "runs stored" in again.get("progress")[0].proto.text
-        run_page = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=30)  # the Run page follows it too
+        run_page = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=120)  # the Run page follows it too
         assert any(job.run_id in t.value and "running" in t.value for t in run_page.text)
     finally:
         _stop(job)
@@ -177,8 +169,6 @@ def test_the_dashboard_command_serves_the_app_and_starts_the_demo_on_an_empty_st
     import subprocess
     import sys
 
-    import httpx
-
     db = tmp_path / "data" / "evals.duckdb"
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -186,18 +176,11 @@ def test_the_dashboard_command_serves_the_app_and_starts_the_demo_on_an_empty_st
     command = [sys.executable, "-m", "evalcore", "dashboard", "--db", str(db), "--port", str(port)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        healthy = False
-        while not healthy and time.monotonic() < deadline and process.poll() is None:
-            try:
-                healthy = httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status_code == 200
-            except httpx.TransportError:
-                time.sleep(0.3)
-        assert healthy, "the dashboard did not answer on 127.0.0.1"
+        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, what="the dashboard command")
         (job,) = jobs.list_jobs(db)
         assert job.kind == "demo" and Path(job.db) == db.resolve()
         _stop(job)
     finally:
         process.terminate()
-        process.wait(timeout=20)
+        process.wait(timeout=120)
     assert "building the simulated demo history" in (process.stdout.read() if process.stdout else "")

@@ -6,16 +6,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from evalcore.processes import OWNER_VARIABLE, leftovers
+from tests.waiting import wait_for_exit, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 300.0  # generous: a busy 2-core machine imports slowly; the loop ends as soon as the child exists
-DEATH_DEADLINE_S = 30.0  # the children go within milliseconds; without the lifeline they never would
+DEATH_DEADLINE_S = 120.0  # the children go within milliseconds; without the lifeline they never would
 
 
 def _alive(pid: int) -> bool:
@@ -50,16 +50,6 @@ def _descendants(pid: int) -> dict[int, str]:
     return found
 
 
-def _poll(condition, deadline_s: float, interval_s: float = 0.02) -> bool:  # type: ignore[no-untyped-def]
-    """Check `condition` until it holds or `deadline_s` passed (a bounded loop on process state, not a sleep for readiness)."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval_s)
-    return bool(condition())
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
 @pytest.mark.parametrize(
     ("target", "server_marker"),
@@ -75,19 +65,25 @@ def test_kill_9_of_a_run_takes_every_child_with_it(tmp_path: Path, target: list[
         "--concurrency", "8",
     ]  # fmt: skip
     run = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def server_started() -> bool:  # no event announces a grandchild: the process tree is read until it shows one
+        if run.poll() is not None:
+            raise AssertionError(f"the run ended before starting a server: {run.stderr.read().decode() if run.stderr else ''}")
+        return any(server_marker in line for line in _descendants(run.pid).values())
+
     try:
-        started = _poll(lambda: any(server_marker in line for line in _descendants(run.pid).values()), START_DEADLINE_S)
-        assert started, f"the run started no server: {run.stderr.read().decode() if run.poll() is not None and run.stderr else 'still starting'}"
+        wait_until(server_started, what="the run starting its server", deadline_s=START_DEADLINE_S, interval_s=0.02)
         children = _descendants(run.pid)
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
     assert children
-    died = _poll(lambda: not any(_alive(pid) for pid in children), DEATH_DEADLINE_S)
-    survivors = {pid: line for pid, line in children.items() if _alive(pid)}
-    for pid in survivors:  # never leave them behind, even when the test fails
-        os.kill(pid, signal.SIGKILL)
-    assert died and not survivors, f"still running after the run was killed: {survivors}"
+    try:
+        for pid, line in children.items():  # each exit is an event (a pidfd turns readable), awaited one after the other
+            wait_for_exit(pid, what=f"{line!r}, after the run was killed", deadline_s=DEATH_DEADLINE_S)
+    finally:
+        for pid in [pid for pid in children if _alive(pid)]:  # never leave them behind, even when the test fails
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
@@ -96,7 +92,7 @@ def test_runs_lists_and_stops_what_a_dead_evalcore_process_left_running(tmp_path
     gone.wait()  # a pid that no longer exists: the "crashed" owner
     orphan = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env={**os.environ, OWNER_VARIABLE: str(gone.pid)})
     try:
-        assert _poll(lambda: any(leftover.pid == orphan.pid for leftover in leftovers()), DEATH_DEADLINE_S)
+        wait_until(lambda: any(leftover.pid == orphan.pid for leftover in leftovers()), what=f"pid {orphan.pid} listed as a leftover")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         db = str(tmp_path / "evals.duckdb")
         listed = subprocess.run([sys.executable, "-m", "evalcore", "runs", "--db", db], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

@@ -58,26 +58,41 @@ def test_a_failed_write_leaves_no_partial_run(tmp_path):
         assert connection.execute("SELECT count(*) FROM conformance_runs").fetchone() == (1,)
 
 
-def test_a_reader_waits_out_a_writer_in_another_thread_of_the_same_process(tmp_path):
+def test_a_reader_waits_out_a_writer_in_another_thread_of_the_same_process(tmp_path, monkeypatch):
+    """The reader is refused while the writer is open, waits, and gets in once the writer closed.
+
+    No sleep: the writer holds its connection until the reader has been refused at least once (seen through a
+    recording `duckdb.connect`). Fails if `connect` gives up instead of waiting (StoreError), or if the reader got in
+    while the writer was still open (refused stays unset and the writer would wait for ever: the join fails).
+    """
     import threading
-    import time
 
     db = tmp_path / "evals.duckdb"
     with connect(db):
         pass  # create and migrate
-    writing, released = threading.Event(), threading.Event()
+    writing, refused, closing = threading.Event(), threading.Event(), threading.Event()
+    real_connect = duckdb.connect
 
-    def write_for_a_while() -> None:
+    def recording_connect(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return real_connect(*args, **kwargs)
+        except (duckdb.IOException, duckdb.ConnectionException):
+            refused.set()
+            raise
+
+    def write_until_the_reader_was_refused() -> None:
         with connect(db) as connection:
             writing.set()
-            time.sleep(0.3)
+            assert refused.wait(120), "the reader was never refused while the writer was open"
             connection.execute("SELECT 1")
-        released.set()
+            closing.set()
 
-    writer = threading.Thread(target=write_for_a_while)
+    writer = threading.Thread(target=write_until_the_reader_was_refused)
     writer.start()
-    writing.wait(10)
+    assert writing.wait(120)
+    monkeypatch.setattr(duckdb, "connect", recording_connect)
     with connect(db, read_only=True) as reader:  # DuckDB refuses this while the writer is open; connect waits
-        assert released.is_set()
+        assert refused.is_set() and closing.is_set()
         assert reader.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
-    writer.join(10)
+    writer.join(120)
+    assert not writer.is_alive()

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 
 from evalcore.errors import ModelError
-from evalcore.local_server import LocalServerProcess
+from evalcore.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
 
 
 class SimServerProcess(LocalServerProcess):
@@ -18,7 +18,7 @@ class SimServerProcess(LocalServerProcess):
 
 
 @contextlib.contextmanager
-def running_sim_server(latency_ms: float = 0.0, *, startup_timeout: float = 30.0) -> Iterator[str]:
+def running_sim_server(latency_ms: float = 0.0, *, startup_timeout: float = STARTUP_TIMEOUT_S) -> Iterator[str]:
     """Run the sim endpoint on a free loopback port; yield its API base (use with `hosted_vllm/sim-lexical`); stop it afterwards."""
     server = SimServerProcess(latency_ms)
     try:
