@@ -127,7 +127,8 @@ def layer0_verdict(verdict: pd.DataFrame) -> None:
     passed = bool(row["passed"])
     text = (
         f"Layer 0 (conformance) of this server: {'CONFORMANT' if passed else 'NOT conformant'} "
-        f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, run {row['run_id']})"
+        f"({int(row['failed_checks'])} failed of {int(row['checks'])} checks, "
+        f"{row['era'] if isinstance(row['era'], str) else 'era unknown'}, run {row['run_id']})"
     )
     (st.success if passed else st.error)(text)
 

@@ -20,7 +20,9 @@ def record_conformance_run(path: Path, report: SuiteReport) -> str:
         try:
             connection.execute("BEGIN TRANSACTION")
             connection.execute(
-                "INSERT INTO conformance_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO conformance_runs (run_id, started_at, target, transport, protocol_version, runs, passed, duration_s, "
+                "tool_policy, server_name, server_fingerprint, evalcore_version, era, era_summary) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     run_id,
                     report.started_at,
@@ -34,6 +36,8 @@ def record_conformance_run(path: Path, report: SuiteReport) -> str:
                     report.server_name,
                     report.server_fingerprint,
                     report.evalcore_version,
+                    report.era,
+                    report.era_summary,
                 ],
             )
             connection.executemany(
@@ -51,7 +55,7 @@ def latest_conformance_run(path: Path, target: str | None = None) -> dict[str, A
     """The newest recorded run (optionally for one target) with its checks."""
     with connect(path, read_only=True) as connection:
         row = connection.execute(
-            "SELECT run_id, started_at, target, passed, server_fingerprint FROM conformance_runs "
+            "SELECT run_id, started_at, target, passed, server_fingerprint, era, era_summary FROM conformance_runs "
             "WHERE ? IS NULL OR target = ? ORDER BY started_at DESC LIMIT 1",
             [target, target],
         ).fetchone()
@@ -60,7 +64,7 @@ def latest_conformance_run(path: Path, target: str | None = None) -> dict[str, A
         checks = connection.execute(
             "SELECT check_id, passes, runs, verdict, detail FROM conformance_checks WHERE run_id = ? ORDER BY check_id", [row[0]]
         ).fetchall()
-    keys = ("run_id", "started_at", "target", "passed", "server_fingerprint")
+    keys = ("run_id", "started_at", "target", "passed", "server_fingerprint", "era", "era_summary")
     return {**dict(zip(keys, row, strict=True)), "checks": [dict(zip(("check_id", "passes", "runs", "verdict", "detail"), c, strict=True)) for c in checks]}
 
 
@@ -70,7 +74,7 @@ def conformance_runs(path: Path, limit: int = 50) -> list[dict[str, Any]]:
         return []
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
-            "SELECT run_id, started_at, target, server_name, passed, runs, duration_s, server_fingerprint "
+            "SELECT run_id, started_at, target, server_name, era, passed, runs, duration_s, server_fingerprint "
             "FROM conformance_runs ORDER BY started_at DESC LIMIT ?",
             [limit],
         )

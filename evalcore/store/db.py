@@ -247,6 +247,12 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
             FROM attempt_scores GROUP BY run_id, model, case_id, attempt
         ) s ON a.run_id = s.run_id AND a.model = s.model AND a.case_id = s.case_id AND a.attempt = s.attempt;
     """,
+    # 8: the era a conformance run found the server to speak (modern-only | dual-era | legacy-only; NULL before it was
+    # recorded), and the report's one-line evidence for it (evalcore.conformance.era.EraProfile.summary).
+    """
+    ALTER TABLE conformance_runs ADD COLUMN era VARCHAR;
+    ALTER TABLE conformance_runs ADD COLUMN era_summary VARCHAR;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0

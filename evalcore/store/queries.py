@@ -709,10 +709,10 @@ def attempts_parquet(path: Path, filters: AttemptFilters | None = None) -> bytes
 def conformance_runs(path: Path) -> pd.DataFrame:
     """Every Layer 0 run, newest first, with its count of failed checks."""
     sql = """
-        SELECT r.run_id, r.started_at, r.target, r.server_name, r.passed, r.runs, r.duration_s, r.server_fingerprint,
+        SELECT r.run_id, r.started_at, r.target, r.server_name, r.era, r.passed, r.runs, r.duration_s, r.server_fingerprint,
                (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id AND c.verdict IN ('fail', 'error')) AS failed_checks
         FROM conformance_runs r ORDER BY r.started_at DESC"""
-    columns = ("run_id", "started_at", "target", "server_name", "passed", "runs", "duration_s", "server_fingerprint", "failed_checks")
+    columns = ("run_id", "started_at", "target", "server_name", "era", "passed", "runs", "duration_s", "server_fingerprint", "failed_checks")
     return _frame(path, sql, [], columns)
 
 
@@ -728,14 +728,15 @@ def latest_conformance_verdict(path: Path, server_target: str | None = None, ser
     With neither given, the newest run of any server.
     """
     sql = """
-        SELECT r.run_id, r.started_at, r.target, r.server_name, r.passed, r.server_fingerprint,
+        SELECT r.run_id, r.started_at, r.target, r.server_name, r.era, r.passed, r.server_fingerprint,
                (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id AND c.verdict IN ('fail', 'error')) AS failed_checks,
                (SELECT count(*) FROM conformance_checks c WHERE c.run_id = r.run_id) AS checks
         FROM conformance_runs r
         WHERE (?::VARCHAR IS NULL AND ?::VARCHAR IS NULL) OR r.server_fingerprint = ?::VARCHAR OR r.target = ?::VARCHAR
         ORDER BY r.started_at DESC LIMIT 1"""
     parameters = [server_fingerprint, server_target, server_fingerprint, server_target]
-    return _frame(path, sql, parameters, ("run_id", "started_at", "target", "server_name", "passed", "server_fingerprint", "failed_checks", "checks"))
+    columns = ("run_id", "started_at", "target", "server_name", "era", "passed", "server_fingerprint", "failed_checks", "checks")
+    return _frame(path, sql, parameters, columns)
 
 
 def _frame(path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[str]) -> pd.DataFrame:
