@@ -18,9 +18,9 @@ from typing import Any
 
 from evalcore import __version__
 from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers
+from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers, subscription_id
 from evalcore.protocol.tracecontext import request_trace_context
-from evalcore.transport.base import JsonObject, Limits, RequestId, Transport, WireFailure, WireResponse
+from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, Transport, WireFailure, WireResponse
 
 CLIENT_INFO = {"name": "evalcore", "version": __version__}
 _UNSET: Any = object()
@@ -146,6 +146,26 @@ class McpClient:
             if failure is None or failure.kind != "stream_cut" or len(ids) > self.limits.max_stream_retries:
                 return Exchange(exchange.method, exchange.request, exchange.request_headers, exchange.http_method, exchange.wire, tuple(ids))
 
+    async def listen(self, notifications: Mapping[str, Any]) -> Exchange:
+        """Open a `subscriptions/listen` stream, read it up to its first frame, and let it go.
+
+        The stream stays open until someone ends it, so the read stops at the
+        first message of the subscription (or a response, if the server answers
+        at once). Over HTTP the stream belongs to this request alone: its first
+        message is the first frame, and closing it cancels the subscription.
+        Over stdio the frame is the first message carrying this request's id as
+        its subscription id, and the caller ends the subscription with
+        `notifications/cancelled` (spec/basic/patterns/subscriptions.mdx "Cancellation").
+        """
+        request_id = next(self._ids)
+        scoped_stream = self.transport.kind == "http"
+
+        def first_frame(message: JsonObject) -> bool:
+            return scoped_stream or subscription_id(message) == request_id
+
+        message = build_request("subscriptions/listen", {"notifications": dict(notifications)}, request_id, self.meta())
+        return await self._send("subscriptions/listen", message, None, c.PROTOCOL_VERSION, request_id, stop_at=first_frame)
+
     async def notify(self, method: str, params: Mapping[str, Any] | None = None, *, headers: Mapping[str, str | None] | None = None) -> Exchange:
         message = build_notification(method, params, self.meta())
         return await self._send(method, message, headers, c.PROTOCOL_VERSION, None)
@@ -164,6 +184,7 @@ class McpClient:
         header_overrides: Mapping[str, str | None] | None,
         protocol_version: str,
         expect_id: RequestId | None,
+        stop_at: StopAt | None = None,
     ) -> Exchange:
         headers: dict[str, str] = standard_headers(message, protocol_version)
         for name, value in (header_overrides or {}).items():
@@ -172,7 +193,7 @@ class McpClient:
             if value is not None:
                 headers[name] = value
         body = json.dumps(message, separators=(",", ":")).encode("utf-8")
-        wire = await self.transport.send(body, headers=headers, expect_id=expect_id, http_method="POST")
+        wire = await self.transport.send(body, headers=headers, expect_id=expect_id, http_method="POST", stop_at=stop_at)
         return Exchange(method, message, headers, "POST", wire, (expect_id,) if expect_id is not None else ())
 
     # Conveniences for the everyday calls.

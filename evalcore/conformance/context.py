@@ -89,11 +89,19 @@ class RunContext:
     async def request(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
         return self._record(self._stalled(method) or await self.client.request(method, params, **options))
 
+    async def listen(self, notifications: Mapping[str, Any]) -> Exchange:
+        return self._record(self._stalled("subscriptions/listen") or await self.client.listen(notifications))
+
     async def notify(self, method: str, params: Mapping[str, Any] | None = None, **options: Any) -> Exchange:
         return self._record(self._stalled(method) or await self.client.notify(method, params, **options))
 
     async def send_raw(self, body: bytes, **options: Any) -> Exchange:
         return self._record(self._stalled(options.get("label", "raw")) or await self.client.send_raw(body, **options))
+
+    def stray_messages(self) -> list[dict[str, Any]]:
+        """What the server wrote that answers no request in flight (stdio keeps them; over HTTP every answer has its own exchange)."""
+        stray = getattr(self.client.transport, "unsolicited", None)
+        return stray if isinstance(stray, list) else []
 
     def modern_exchanges(self) -> list[Exchange]:
         """The exchanges sent as a 2026-07-28 client sends them (over stdio: all of them).

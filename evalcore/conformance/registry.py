@@ -33,6 +33,7 @@ FAMILIES: tuple[str, ...] = (
     "resources",
     "pagination",
     "subscriptions",
+    "cancellation",
     "tools",
     "jsonrpc",
     "mrtr",

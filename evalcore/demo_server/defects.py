@@ -203,6 +203,27 @@ def _serve_null_id(message: wire.Message) -> wire.Message | Answer:
     return message
 
 
+def _serve_malformed_id(message: wire.Message) -> wire.Message | Answer:
+    request_id = message.get("id", 0)
+    if request_id is not None and (not isinstance(request_id, int | str) or isinstance(request_id, bool)):
+        return Answer({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}})
+    return message
+
+
+def _answer_batch(batch: list[object]) -> list[object]:
+    """Every request of a batch answered with an empty result: the JSON-RPC 2.0 way, which MCP dropped."""
+    done = {"resultType": "complete"}
+    return [wire.result_message(item.get("id"), done) for item in batch if isinstance(item, dict) and "id" in item]
+
+
+def _listen_ends_unacknowledged(message: wire.Message) -> wire.Message | Answer:
+    if message.get("method") == "subscriptions/listen":
+        listen_id = wire.request_id_of(message)
+        ended = {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}
+        return Answer(wire.result_message(listen_id, ended))
+    return message
+
+
 def _refuse_input_responses(message: wire.Message) -> wire.Message | Answer:
     if message.get("method") == "tools/call" and "inputResponses" in _params(message):
         return Answer(wire.error_message(wire.request_id_of(message), -32603, "Internal error"))
@@ -500,6 +521,14 @@ _ALL: Final[tuple[Defect, ...]] = (
     ),
     Defect("bad_tool_name", "the first tool is named 'get weather, now'", False, _first_tool(_rename_first_tool)),
     Defect("serves_null_id", "a request with id null is served", True, lambda: Tamper(request=_serve_null_id)),
+    Defect("serves_malformed_id", "a request whose id is an object or a fraction is served", True, lambda: Tamper(request=_serve_malformed_id)),
+    Defect("serves_batches", "stdio: a JSON-RPC batch is answered with a JSON array of responses", False, lambda: Tamper(batch=_answer_batch)),
+    Defect(
+        "listen_unacknowledged",
+        "subscriptions/listen is answered at once with its closing result, never acknowledged",
+        False,
+        lambda: Tamper(request=_listen_ends_unacknowledged),
+    ),
     Defect("mrtr_retry_refused", "a tools/call retry carrying inputResponses answers -32603", False, lambda: Tamper(request=_refuse_input_responses)),
     Defect(
         "mrtr_completes_without_input",

@@ -44,6 +44,9 @@ class StdioPipe:
             if message is wire.NOT_JSON:
                 await self._emit(wire.error_message(None, PARSE_ERROR, "Parse error"))
                 continue
+            if isinstance(message, list) and self._tamper.batch is not None:
+                await self._write_raw(json.dumps(self._tamper.batch(message), separators=(",", ":")) + "\n")
+                continue
             if not isinstance(message, dict):
                 await self._emit(wire.error_message(None, INVALID_REQUEST, "A message must be a single JSON-RPC object"))
                 continue
@@ -60,6 +63,10 @@ class StdioPipe:
                 continue
             if wire.is_request(message):
                 self._pending[_key(message.get("id"))] = message
+            elif message.get("method") == "notifications/cancelled":
+                # A cancelled request gets no answer (a subscriptions/listen stream, above all): stop waiting for one.
+                self._pending.pop(_key((message.get("params") or {}).get("requestId")), None)
+                self._answered.set()
             yield line if line.endswith("\n") else line + "\n"
         with anyio.move_on_after(DRAIN_SECONDS):
             while self._pending:

@@ -50,3 +50,4 @@ class Tamper:
     http_request: Callable[[HttpRequest], HeaderEdits | HttpReply] | None = None
     http_headers: Callable[[HttpRequest, HeaderList], HeaderList] | None = None
     keep_sdk_unknown_tool: bool = False  # leave out spec_fixes.UnknownToolGuard
+    batch: Callable[[list[object]], list[object]] | None = None  # stdio: a JSON array line in -> the array line written back

@@ -19,6 +19,9 @@ META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_TRACEPARENT: Final = "traceparent"
 META_TRACESTATE: Final = "tracestate"
+# on every message of a subscriptions/listen stream: the JSON-RPC id of the listen request (spec/basic/patterns/subscriptions.mdx)
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
 # Streamable HTTP headers (spec/basic/transports/streamable-http.mdx)
 HEADER_PROTOCOL_VERSION: Final = "MCP-Protocol-Version"

@@ -59,6 +59,13 @@ def build_notification(method: str, params: Mapping[str, Any] | None, meta: Mapp
     return message
 
 
+def subscription_id(message: Mapping[str, Any]) -> object:
+    """The `_meta` subscription id a message carries (None without one): which listen stream it belongs to."""
+    params = message.get("params") if "method" in message else message.get("result")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get(c.META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+
+
 def encode_header_value(value: str) -> str:
     """Encode a header value per the 2026-07-28 rule for values that are not plain visible ASCII.
 

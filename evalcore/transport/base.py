@@ -8,12 +8,15 @@ checks judge it, and the harness keeps going.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 JsonObject = dict[str, Any]
 RequestId = int | str
+# Marks the message that ends a read early: a long-lived stream (subscriptions/listen) is read up to its first
+# frame and then let go, instead of waiting for a response that comes only when the stream ends.
+StopAt = Callable[[JsonObject], bool]
 
 FailureKind = Literal[
     "connect",  # could not connect / could not start the process
@@ -80,7 +83,10 @@ class Transport(Protocol):
         headers: Mapping[str, str],
         expect_id: RequestId | None,
         http_method: str = "POST",
-    ) -> WireResponse: ...
+        stop_at: StopAt | None = None,
+    ) -> WireResponse:
+        """Send `body`; read until the response to `expect_id`, or until a message for which `stop_at` holds."""
+        ...
 
     async def aclose(self) -> None: ...
 

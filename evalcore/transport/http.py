@@ -17,7 +17,7 @@ from typing import Literal
 import certifi
 import httpx
 
-from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse, find_response
+from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
 from evalcore.transport.sse import SseDecoder
 
 
@@ -52,9 +52,10 @@ class HttpTransport:
         headers: Mapping[str, str],
         expect_id: RequestId | None,
         http_method: str = "POST",
+        stop_at: StopAt | None = None,
     ) -> WireResponse:
         started = time.perf_counter()
-        reader = _BodyReader(self.limits, expect_id)
+        reader = _BodyReader(self.limits, expect_id, stop_at)
         try:
             async with asyncio.timeout(self.limits.connect_timeout + self.limits.read_timeout):
                 request = self._client.build_request(http_method, self.target, content=body or None, headers=dict(headers))
@@ -87,9 +88,11 @@ class HttpTransport:
 class _BodyReader:
     """Accumulates one HTTP answer under the limits and decodes its JSON-RPC messages."""
 
-    def __init__(self, limits: Limits, expect_id: RequestId | None) -> None:
+    def __init__(self, limits: Limits, expect_id: RequestId | None, stop_at: StopAt | None = None) -> None:
         self.limits = limits
         self.expect_id = expect_id
+        self.stop_at = stop_at
+        self.stopped_at: JsonObject | None = None  # the message `stop_at` ended the read on
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.body = bytearray()
@@ -133,9 +136,13 @@ class _BodyReader:
             except ValueError:
                 self.fail("bad_json", f"SSE event {self.events} is not JSON: {event.data[:80]!r}")
                 return True
-            self.messages.extend(_as_messages(decoded))
+            messages = _as_messages(decoded)
+            self.messages.extend(messages)
             if find_response(self.messages, self.expect_id) is not None:
                 return True  # the stream ends with the response; stop reading there
+            if self.stop_at is not None and (stop := next((m for m in messages if self.stop_at(m)), None)) is not None:
+                self.stopped_at = stop
+                return True  # a long-lived stream: what was asked for has arrived; closing it ends (cancels) the stream
         return False
 
     def fail(self, kind: str, detail: str) -> None:
@@ -146,7 +153,7 @@ class _BodyReader:
         if self._sse is None and self.body and self.failure is None:
             self._decode_json_body()
         response = find_response(self.messages, self.expect_id)
-        if response is None and self.expect_id is not None and self.failure is None and self.status is not None:
+        if response is None and self.expect_id is not None and self.failure is None and self.status is not None and self.stopped_at is None:
             if self._sse is not None:
                 self.fail("stream_cut", f"SSE stream ended after {self.events} events without the response")
             elif not self.body:

@@ -15,11 +15,11 @@ import os
 import shlex
 import time
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from evalcore.errors import TargetError
 from evalcore.processes import child_options, stop_group
-from evalcore.transport.base import JsonObject, Limits, RequestId, WireFailure, WireResponse
+from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse
 
 # Notifications and stray messages kept for checks; past this many they are dropped (memory stays bounded).
 MAX_UNSOLICITED = 1000
@@ -39,6 +39,7 @@ class StdioTransport:
         self.env = dict(env) if env is not None else None  # added to os.environ for the child
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]]] = {}
+        self._stops: list[tuple[StopAt, asyncio.Future[tuple[bytes, JsonObject]]]] = []  # (stop_at, the line it stopped on)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._tasks: list[asyncio.Task[None]] = []
         self._dead: WireFailure | None = None
@@ -71,6 +72,7 @@ class StdioTransport:
         headers: Mapping[str, str],
         expect_id: RequestId | None,
         http_method: str = "POST",
+        stop_at: StopAt | None = None,
     ) -> WireResponse:
         del headers, http_method  # no HTTP on stdio
         if self._process is None:
@@ -79,9 +81,13 @@ class StdioTransport:
         if self._dead is not None:
             return _wire(b"", None, self._dead, started)
         future: asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]] | None = None
+        stop: tuple[StopAt, asyncio.Future[tuple[bytes, JsonObject]]] | None = None
         if expect_id is not None:
             future = asyncio.get_running_loop().create_future()
             self._pending[expect_id] = future
+            if stop_at is not None:
+                stop = (stop_at, asyncio.get_running_loop().create_future())
+                self._stops.append(stop)
         try:
             assert self._process is not None and self._process.stdin is not None
             self._process.stdin.write(body.replace(b"\n", b" ") + b"\n")
@@ -99,6 +105,9 @@ class StdioTransport:
         self._allowance_used = True
         wait = self.limits.read_timeout + (self.limits.startup_timeout if starting else 0.0)
         try:
+            stopped = await self._stopped(future, stop, wait)
+            if stopped is not None:
+                return _wire(stopped[0], None, None, started, (stopped[1],))
             line, message, failure = await asyncio.wait_for(future, wait)
         except TimeoutError:
             during = f" (+{self.limits.startup_timeout:g}s allowed for the process to start)" if starting else ""
@@ -106,7 +115,24 @@ class StdioTransport:
             return _wire(b"", None, WireFailure("timeout", f"no response within {self.limits.read_timeout:g}s{during}{seen}{self._tail()}"), started)
         finally:
             self._pending.pop(expect_id, None)
+            if stop is not None:
+                self._stops.remove(stop)
         return _wire(line, message, failure, started)
+
+    async def _stopped(
+        self,
+        future: asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]],
+        stop: tuple[StopAt, asyncio.Future[tuple[bytes, JsonObject]]] | None,
+        wait: float,
+    ) -> tuple[bytes, JsonObject] | None:
+        """Wait for the response or the stop message, whichever comes first; the stop message if it came first."""
+        if stop is None:
+            return None
+        waiting: set[asyncio.Future[Any]] = {future, stop[1]}
+        done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            raise TimeoutError
+        return stop[1].result() if stop[1] in done and future not in done else None
 
     async def _exit_code(self) -> int | None:
         """The exit code of a server whose stdin closed, once it is reaped (None if it is still running after a second)."""
@@ -159,7 +185,11 @@ class StdioTransport:
             future = self._pending.get(answer_id) if is_answer and isinstance(answer_id, int | str) else None
             if future is not None and not future.done():
                 future.set_result((line, message, None))
-            elif len(self.unsolicited) < MAX_UNSOLICITED:
+                continue
+            for stop_at, stopped in self._stops:
+                if not stopped.done() and stop_at(message):
+                    stopped.set_result((line, message))
+            if len(self.unsolicited) < MAX_UNSOLICITED:
                 self.unsolicited.append(message)
 
     async def _read_stderr(self) -> None:
@@ -195,7 +225,8 @@ class StdioTransport:
             try:
                 await asyncio.wait_for(process.wait(), 2)
             except TimeoutError:
-                process.kill()
+                with contextlib.suppress(ProcessLookupError):  # it may exit between the wait and the kill
+                    process.kill()
                 await process.wait()
         if process is not None:
             stop_group(process.pid)  # what the server started and left running
@@ -206,12 +237,12 @@ class StdioTransport:
                 await task
 
 
-def _wire(line: bytes, message: JsonObject | None, failure: WireFailure | None, started: float) -> WireResponse:
+def _wire(line: bytes, message: JsonObject | None, failure: WireFailure | None, started: float, others: tuple[JsonObject, ...] = ()) -> WireResponse:
     return WireResponse(
         status=None,
         headers={},
         body=line,
-        messages=(message,) if message is not None else (),
+        messages=(message,) if message is not None else others,
         response=message,
         failure=failure,
         elapsed_ms=(time.perf_counter() - started) * 1000,

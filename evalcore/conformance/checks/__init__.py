@@ -1,7 +1,9 @@
-"""Pure-ish logic: the conformance checks, one module per family (importing registers them)."""
+"""Pure-ish logic: the conformance checks, one module per family or per rule (importing registers them)."""
 
 from evalcore.conformance.checks import (  # noqa: F401
+    batch,
     cache_fields,
+    cancellation,
     completion,
     discover,
     error_codes,
@@ -9,6 +11,7 @@ from evalcore.conformance.checks import (  # noqa: F401
     http_semantics,
     jsonrpc,
     list_order,
+    malformed_ids,
     meta_validation,
     mrtr,
     pagination,
@@ -16,5 +19,6 @@ from evalcore.conformance.checks import (  # noqa: F401
     removed_methods,
     result_type,
     schema_2020_12,
+    subscriptions,
     tools,
 )
