@@ -44,6 +44,19 @@ PYTHON_SDK_STDIO = {"error_codes.unknown_tool": "warn", **CURSOR, **PROMPT_ERROR
 TS_SDK_STDIO = {"error_codes.unsupported_version": "fail", **CURSOR}
 
 
+# What the checks of subscriptions/listen and notifications/cancelled find on each SDK: they are exercised, not
+# vacuous. FastMCP declares no listChanged or resources.subscribe, so it offers nothing to listen for.
+EXERCISED = {
+    "fastmcp": {"subscriptions.listen_acknowledged": "not_testable", "cancellation.notification_accepted": "pass"},
+    "python_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass"},
+    "ts_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass"},
+}
+
+
+def _verdicts(report, check_ids) -> dict[str, str]:
+    return {check.id: check.verdict for check in report.checks if check.id in check_ids}
+
+
 def _server(module: str, label: str) -> LocalServerProcess:
     return LocalServerProcess(module, ["--http"], label=label, error=TargetError)
 
@@ -98,24 +111,27 @@ def test_sdk_servers_over_http_are_dual_era_with_only_their_real_deviations(http
     assert report.era == "dual-era", report.era_summary
     assert _deviations(report) == expected, [(c.id, c.verdict, c.detail) for c in report.checks if c.verdict in ("fail", "warn", "error")]
     assert report.passed == ("fail" not in expected.values())
+    assert _verdicts(report, EXERCISED[server]) == EXERCISED[server]
     not_applicable = {c.id for c in report.checks if c.verdict == "not_applicable"}
     # The rules written for modern-only servers, and the MAY for servers that serve 2025-03-26 clients.
     assert {"http_semantics.get_405", "http_semantics.delete_405", "removed_methods.initialize", "headers.version_required"} <= not_applicable
 
 
 @pytest.mark.parametrize(
-    ("module", "expected"),
+    ("server", "module", "expected"),
     [
-        ("tests.sdk_servers.fastmcp_app", FASTMCP_STDIO),
-        ("tests.sdk_servers.mcpserver_app", PYTHON_SDK_STDIO),
-        ("tests.sdk_servers.ts_sdk_app", TS_SDK_STDIO),
+        ("fastmcp", "tests.sdk_servers.fastmcp_app", FASTMCP_STDIO),
+        ("python_sdk", "tests.sdk_servers.mcpserver_app", PYTHON_SDK_STDIO),
+        ("ts_sdk", "tests.sdk_servers.ts_sdk_app", TS_SDK_STDIO),
     ],
     ids=["fastmcp", "python_sdk", "ts_sdk"],
 )
-def test_sdk_servers_over_stdio_are_dual_era_with_only_their_real_deviations(node, module, expected):
+def test_sdk_servers_over_stdio_are_dual_era_with_only_their_real_deviations(node, server, module, expected):
     report = _suite(Target(stdio=f"{PY} -m {module} --stdio"))
     assert report.era == "dual-era", report.era_summary
     assert _deviations(report) == expected, [(c.id, c.verdict, c.detail) for c in report.checks if c.verdict in ("fail", "warn", "error")]
+    assert _verdicts(report, EXERCISED[server]) == EXERCISED[server]
+    assert _verdicts(report, {"jsonrpc.batch_refused"}) == {"jsonrpc.batch_refused": "pass"}
 
 
 def test_a_deviation_shows_the_servers_own_status_code_and_message(http_servers):

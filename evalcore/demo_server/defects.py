@@ -216,6 +216,12 @@ def _answer_batch(batch: list[object]) -> list[object]:
     return [wire.result_message(item.get("id"), done) for item in batch if isinstance(item, dict) and "id" in item]
 
 
+def _answer_cancellation(message: wire.Message) -> wire.Message | None:
+    if message.get("method") == "notifications/cancelled":
+        return wire.error_message(None, METHOD_NOT_FOUND, "Method not found")
+    return None
+
+
 def _listen_ends_unacknowledged(message: wire.Message) -> wire.Message | Answer:
     if message.get("method") == "subscriptions/listen":
         listen_id = wire.request_id_of(message)
@@ -523,6 +529,12 @@ _ALL: Final[tuple[Defect, ...]] = (
     Defect("serves_null_id", "a request with id null is served", True, lambda: Tamper(request=_serve_null_id)),
     Defect("serves_malformed_id", "a request whose id is an object or a fraction is served", True, lambda: Tamper(request=_serve_malformed_id)),
     Defect("serves_batches", "stdio: a JSON-RPC batch is answered with a JSON array of responses", False, lambda: Tamper(batch=_answer_batch)),
+    Defect(
+        "answers_cancellation",
+        "stdio: a notifications/cancelled is answered with a -32601 error response",
+        False,
+        lambda: Tamper(notification=_answer_cancellation),
+    ),
     Defect(
         "listen_unacknowledged",
         "subscriptions/listen is answered at once with its closing result, never acknowledged",

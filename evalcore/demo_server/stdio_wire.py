@@ -63,10 +63,14 @@ class StdioPipe:
                 continue
             if wire.is_request(message):
                 self._pending[_key(message.get("id"))] = message
-            elif message.get("method") == "notifications/cancelled":
-                # A cancelled request gets no answer (a subscriptions/listen stream, above all): stop waiting for one.
-                self._pending.pop(_key((message.get("params") or {}).get("requestId")), None)
-                self._answered.set()
+            else:
+                reply = self._tamper.notification(message) if self._tamper.notification is not None else None
+                if reply is not None:
+                    await self._emit(reply)
+                if message.get("method") == "notifications/cancelled":
+                    # A cancelled request gets no answer (a subscriptions/listen stream, above all): stop waiting for one.
+                    self._pending.pop(_key((message.get("params") or {}).get("requestId")), None)
+                    self._answered.set()
             yield line if line.endswith("\n") else line + "\n"
         with anyio.move_on_after(DRAIN_SECONDS):
             while self._pending:

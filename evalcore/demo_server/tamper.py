@@ -51,3 +51,4 @@ class Tamper:
     http_headers: Callable[[HttpRequest, HeaderList], HeaderList] | None = None
     keep_sdk_unknown_tool: bool = False  # leave out spec_fixes.UnknownToolGuard
     batch: Callable[[list[object]], list[object]] | None = None  # stdio: a JSON array line in -> the array line written back
+    notification: Callable[[wire.Message], wire.Message | None] | None = None  # stdio: a notification in -> a reply written back
