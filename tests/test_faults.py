@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from evalcore.behaviour.faulted import FaultTimeoutTransport
 from evalcore.client import Exchange, McpClient
 from evalcore.faults.model import Injection
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
@@ -82,6 +83,27 @@ def test_a_stream_cut_every_time_ends_after_the_bounded_retries(proxy):
     (exchange,) = asyncio.run(_calls(proxy, "cut-always", injection, count=1))
     assert exchange.failure is not None and exchange.failure.kind == "stream_cut"
     assert len(exchange.request_ids) == LIMITS.max_stream_retries + 1 and len(set(exchange.request_ids)) == len(exchange.request_ids)
+
+
+def test_only_the_call_a_timeout_fault_holds_gets_the_fault_timeout(proxy):
+    """The attempt's transport counts calls of the tool as the proxy does: the 2nd call is held and ends at the 1 s fault
+    timeout; the tool list and the other calls go through (with the usual limits, so a slow server is not a fault)."""
+    injection = Injection(fault="timeout", tool="get_weather", on_call=2, expect="retry")
+    proxy.register("held-second", injection)
+
+    async def calls() -> tuple[Exchange, list[Exchange]]:
+        transport = FaultTimeoutTransport(proxy.url_for("held-second"), LIMITS, injection, READ_TIMEOUT)
+        client = McpClient(transport, limits=LIMITS)
+        try:
+            listed = await client.list_tools()
+            return listed, [await client.call_tool("get_weather", {"city": "Paris"}) for _ in range(3)]
+        finally:
+            await client.aclose()
+
+    listed, (first, held, third) = asyncio.run(calls())
+    assert listed.result is not None and first.result is not None and third.result is not None
+    assert held.failure is not None and held.failure.detail == f"ReadTimeout after {READ_TIMEOUT:g}s"
+    assert [(e.call_number, e.fault) for e in proxy.events("held-second") if e.method == "tools/call"] == [(1, None), (2, "timeout"), (3, None)]
 
 
 def test_a_payload_is_planted_in_the_real_result(proxy):

@@ -1,8 +1,9 @@
 """Orchestration: one attempt of a case with `inject:`, run through the fault proxy (Layer 2).
 
 The attempt gets its own proxy URL (and so its own fault plan and call
-counters) and its own client (with a short read timeout when the fault is a
-`timeout`, so the attempt waits no longer than that), lists the tools
+counters) and its own client (under a `timeout` fault, the call the fault
+holds gets the short fault timeout, so the attempt waits no longer than that,
+and every other request the usual limits), lists the tools
 through the proxy (so a poisoned or shadowed list is what the model sees) and
 re-lists them between turns when the fault is a rug pull.
 """
@@ -13,7 +14,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.client import McpClient
@@ -25,7 +26,7 @@ from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.types import ModelSpec
 from evalcore.mrtr import INPUT_CAPABILITIES, InputResponder
 from evalcore.records import ToolExecution, Transcript
-from evalcore.transport.base import Limits
+from evalcore.transport.base import Limits, RequestId, Transport, WireResponse
 from evalcore.transport.http import HttpTransport
 from evalcore.users.simulated import SimulatedUser
 
@@ -48,6 +49,7 @@ async def run_faulted_agent(
     context: Mapping[str, Any],
     max_steps: int,
     limits: Limits,
+    fault_timeout_s: float,
     models: ModelCaller = IN_PROCESS,
     responder: InputResponder | None = None,
     user: SimulatedUser | None = None,
@@ -55,7 +57,10 @@ async def run_faulted_agent(
     """Run the agent with every MCP request going through the proxy under `injection`; the transcript and the proxy's log."""
     token = uuid.uuid4().hex
     proxy.register(token, injection)
-    client = McpClient(HttpTransport(proxy.url_for(token), limits), limits=limits, client_capabilities=INPUT_CAPABILITIES)
+    transport: Transport = HttpTransport(proxy.url_for(token), limits)
+    if injection.fault == "timeout":
+        transport = FaultTimeoutTransport(proxy.url_for(token), limits, injection, fault_timeout_s)
+    client = McpClient(transport, limits=limits, client_capabilities=INPUT_CAPABILITIES)
     try:
 
         async def list_tools() -> Sequence[Mapping[str, Any]]:
@@ -105,9 +110,45 @@ def _all_ids(execution: ToolExecution) -> tuple[int | str, ...]:
     return tuple(i for round_ in execution.rounds for i in round_.request_ids) + execution.request_ids
 
 
-def fault_limits(limits: Limits, injection: Injection, fault_timeout: float) -> Limits:
-    """The limits of a faulted attempt: under a `timeout` fault, a short read timeout so the attempt ends quickly."""
-    return replace(limits, read_timeout=fault_timeout) if injection.fault == "timeout" else limits
+class FaultTimeoutTransport:
+    """HTTP to the proxy, where only the call a `timeout` fault holds gets the short read timeout `fault_timeout_s`.
+
+    Calls of the injection's tool are counted as the proxy counts them (each `tools/call` request of that tool), so
+    the held call is known before it is sent. The tool list and every other call keep the usual limits: a slow
+    answer of the server to those is not the fault under test.
+    """
+
+    kind: Literal["http", "stdio"] = "http"
+
+    def __init__(self, url: str, limits: Limits, injection: Injection, fault_timeout_s: float) -> None:
+        self.target = url
+        self._usual = HttpTransport(url, limits)
+        self._held = HttpTransport(url, replace(limits, read_timeout=fault_timeout_s))
+        self._injection = injection
+        self._calls = 0
+
+    async def send(self, body: bytes, *, headers: Mapping[str, str], expect_id: RequestId | None, http_method: str = "POST") -> WireResponse:
+        transport = self._usual
+        if _calls_tool(body, self._injection.tool):
+            self._calls += 1
+            if self._injection.hits(self._calls):
+                transport = self._held
+        return await transport.send(body, headers=headers, expect_id=expect_id, http_method=http_method)
+
+    async def aclose(self) -> None:
+        await self._usual.aclose()
+        await self._held.aclose()
+
+
+def _calls_tool(body: bytes, tool: str) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return False
+    params = message.get("params")
+    return isinstance(params, dict) and params.get("name") == tool
 
 
 def faults_fired(injection: Injection, events: Sequence[ProxyEvent]) -> int:

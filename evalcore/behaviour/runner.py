@@ -24,7 +24,7 @@ from typing import Any
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
-from evalcore.behaviour.faulted import fault_limits, faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
+from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import apply_baseline, finalise_report
 from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
@@ -71,7 +71,7 @@ class BehaviourConfig:
     batch_size: int = 100
     batch_seconds: float = 0.5
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
-    fault_timeout_s: float = 5.0  # read timeout of attempts under a `timeout` fault: the fault ends after it
+    fault_timeout_s: float = 5.0  # read timeout of the call a `timeout` fault holds: the fault ends after it
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
 
     @property
@@ -320,7 +320,6 @@ async def _attempt_record(
     responder, user = attempt_participants(item.case, item.model, models, context)
     with conversation_trace():  # one trace per conversation, so the state read below sees this attempt's changes
         if injection is not None and proxy is not None:
-            limits = fault_limits(config.limits, injection, config.fault_timeout_s)
             transcript, events = await run_faulted_agent(
                 proxy,
                 injection,
@@ -329,7 +328,8 @@ async def _attempt_record(
                 model=item.model,
                 context=context,
                 max_steps=config.max_steps,
-                limits=limits,
+                limits=config.limits,
+                fault_timeout_s=config.fault_timeout_s,
                 models=models,
                 responder=responder,
                 user=user,
