@@ -26,7 +26,7 @@ from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.types import ModelSpec
 from evalcore.mrtr import INPUT_CAPABILITIES, InputResponder
 from evalcore.records import ToolExecution, Transcript
-from evalcore.transport.base import Limits, RequestId, Transport, WireResponse
+from evalcore.transport.base import Limits, RequestId, StopAt, Transport, WireResponse
 from evalcore.transport.http import HttpTransport
 from evalcore.users.simulated import SimulatedUser
 
@@ -127,13 +127,15 @@ class FaultTimeoutTransport:
         self._injection = injection
         self._calls = 0
 
-    async def send(self, body: bytes, *, headers: Mapping[str, str], expect_id: RequestId | None, http_method: str = "POST") -> WireResponse:
+    async def send(
+        self, body: bytes, *, headers: Mapping[str, str], expect_id: RequestId | None, http_method: str = "POST", stop_at: StopAt | None = None
+    ) -> WireResponse:
         transport = self._usual
         if _calls_tool(body, self._injection.tool):
             self._calls += 1
             if self._injection.hits(self._calls):
                 transport = self._held
-        return await transport.send(body, headers=headers, expect_id=expect_id, http_method=http_method)
+        return await transport.send(body, headers=headers, expect_id=expect_id, http_method=http_method, stop_at=stop_at)
 
     async def aclose(self) -> None:
         await self._usual.aclose()
