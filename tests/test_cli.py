@@ -44,6 +44,8 @@ def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_
         "prompts",
         "completion",
         "pagination",
+        "subscriptions",
+        "cancellation",
         "tools",
         "jsonrpc",
         "mrtr",
