@@ -102,10 +102,10 @@ def test_a_run_in_ci_logs_its_progress(tmp_path):
 
 
 def test_make_run_takes_a_port():
-    done = subprocess.run(["make", "-n", "run", "PORT=8612"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["make", "-n", "run", "PORT=8612"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "-m evalcore dashboard --db data/evals.duckdb --port 8612" in done.stdout
-    default = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    default = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "--port 8501" in default.stdout
 
 
@@ -120,7 +120,7 @@ def test_dashboard_without_its_extra_says_how_to_install_it(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=120,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2

@@ -44,7 +44,7 @@ def installed(tmp_path_factory):
 def test_installed_command_checks_the_reference_server(installed, tmp_path):
     """From a folder that is not the checkout: the command, its version, the bundled server, the bundled golden set."""
     env = _clean_environment()
-    version = subprocess.run([str(installed / "evalcore"), "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    version = subprocess.run([str(installed / "evalcore"), "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert version.returncode == 0 and version.stdout.strip() == f"evalcore {evalcore.__version__}"
 
     report = tmp_path / "report.json"
@@ -83,7 +83,7 @@ def test_cli_install_stays_light_and_names_the_dashboard_extra(installed, tmp_pa
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert site.stdout.strip() == "[]"
     done = subprocess.run(

@@ -102,7 +102,7 @@ def test_runs_lists_and_stops_what_a_dead_evalcore_process_left_running(tmp_path
             [sys.executable, "-m", "evalcore", "runs", "--db", db, "--stop-leftovers"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert stopped.returncode == 0 and "stopped them" in stopped.stdout
-        assert orphan.wait(timeout=60) == -signal.SIGKILL
+        assert orphan.wait(timeout=120) == -signal.SIGKILL
     finally:
         if orphan.poll() is None:
             orphan.kill()

@@ -122,7 +122,7 @@ def test_module_commands_and_flags_exist():
     assert "evalcore.demo_server" in modules
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for module, flags in modules.items():
-        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, f"{module}: {done.stderr}"
         assert {flag for flag in flags if not re.search(rf"{re.escape(flag)}\b", done.stdout)} == set(), module
 
