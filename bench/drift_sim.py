@@ -26,10 +26,14 @@ with BH across all pairs of a night, exactly as on a real store. Measured:
 - delay: runs from the change to the flag, 1 = flagged on the first degraded run (median over found drops);
 - recoveries: drops whose recovery closed the flag with the run that fixed it.
 
+Each seed is a separate simulation of `--stores` stores; the figures are printed per
+seed and pooled, with the number of histories and 95% Wilson intervals.
+`--sweep` prints the trade-off curve the defaults were chosen from (the
+per-night p-value limit `max_p`, then the minimum baseline), on the first seed.
 `--store` also puts one history per cause in a real DuckDB store through the
 real `run` path (reference server, its `--variant v2` descriptions, scripted
 sim models; see `bench/drift_store.py`) and checks drift on it. Run:
-`.venv/bin/python bench/drift_sim.py [--stores N] [--seed N] [--sweep] [--store]`.
+`.venv/bin/python bench/drift_sim.py [--stores N] [--seeds N,N,...] [--sweep] [--store]`.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore.drift import Change, DriftSettings, Fingerprints, RunPoint, detect_changes  # noqa: E402
 from evalcore.drift.stats import Counts, split_p_value  # noqa: E402
+from evalcore.scoring.stats import wilson_interval  # noqa: E402
 
 NIGHTS = 21
 ATTEMPTS = 5
@@ -68,8 +73,8 @@ BLIP_RATES = (0.0, 0.2, 0.4)
 DROPS_PER_STORE = 3
 BLIPS_PER_STORE = 2
 RECOVERY_SHARE = 0.3
+SWEEP_MAX_P = (0.0005, 0.001, 0.0015, 0.002, 0.003)
 SWEEP_BASELINES = (2, 3, 4, 5, 6)
-SWEEP_FDR = (0.01, 0.02, 0.03, 0.05)
 TOOLS = (
     {"name": "search_knowledge_base", "description": "Search internal help-desk articles by keyword."},
     {"name": "get_invoice", "description": "One invoice."},
@@ -215,22 +220,43 @@ def run(stores: int, seed: int, settings: DriftSettings) -> Tally:
     return tally
 
 
+def merged(tallies: Sequence[Tally]) -> Tally:
+    """The tallies of several seeds as one."""
+    total = Tally()
+    for tally in tallies:
+        total.drops += tally.drops
+        total.noise += tally.noise
+        total.noise_flags += tally.noise_flags
+        total.blips += tally.blips
+        total.blip_flags += tally.blip_flags
+        total.early_flags += tally.early_flags
+        total.misattributed += tally.misattributed
+    return total
+
+
 def _within(drops: Sequence[DropOutcome], runs: int = 3) -> str:
     found = sum(d.delay is not None and d.delay <= runs for d in drops)
     return f"{found / len(drops):.1%} ({found}/{len(drops)})" if drops else "n/a"
 
 
+def _interval(count: int, total: int, scale: float = 1.0, digits: int = 1) -> str:
+    """The 95% Wilson interval of count/total, times `scale`."""
+    interval = wilson_interval(count, total)
+    return f"[{scale * interval[0]:.{digits}f}, {scale * interval[1]:.{digits}f}]" if interval else "[n/a]"
+
+
 def headline(tally: Tally) -> str:
     always = [d for d in tally.drops if d.base == 1.0 and d.history >= ESTABLISHED]
+    in_time = sum(d.delay is not None and d.delay <= 3 for d in always)
     found = [d for d in tally.drops if d.delay is not None]
     attributed = sum(d.attributed for d in found)
     delay = statistics.median(d.delay for d in found if d.delay is not None) if found else float("nan")
     return (
-        f"recall {_within(always)} of drops >= 0.4 from 5/5 with >= {ESTABLISHED} runs of history found within 3 runs "
-        f"({_within([d for d in tally.drops if d.base == 1.0])} with any history, {_within(tally.drops)} from any base rate), "
-        f"attribution {attributed / len(found):.1%} ({attributed}/{len(found)}), "
-        f"false flags {100 * tally.noise_flags / tally.noise:.2f} per 100 noise-only histories ({tally.noise_flags}/{tally.noise}), "
-        f"median delay {delay:g} runs"
+        f"recall {_within(always)} {_interval(in_time, len(always), 100)}% of drops >= 0.4 from 5/5 with >= {ESTABLISHED} runs of history "
+        f"found within 3 runs ({_within([d for d in tally.drops if d.base == 1.0])} with any history, {_within(tally.drops)} from any base rate), "
+        f"attribution {attributed / len(found):.1%} ({attributed}/{len(found)}) {_interval(attributed, len(found), 100)}%, "
+        f"false flags {100 * tally.noise_flags / tally.noise:.2f} {_interval(tally.noise_flags, tally.noise, 100, 2)} "
+        f"per 100 noise-only histories ({tally.noise_flags}/{tally.noise}), median delay {delay:g} runs"
     )
 
 
@@ -268,44 +294,57 @@ def lone_case_false_flags(seed: int, settings: DriftSettings, per_rate: int = 10
 
 
 def oracle_bound(seed: int, level: float, draws: int = 4000) -> str:
-    """What a test that knew the change point would find: one Fisher test of the true split after exactly 3 runs, at `level`."""
+    """What a test that knew the change point would find: the true split tested after 2 and after 3 runs, p <= `level`.
+
+    The drops are those of the headline (>= ESTABLISHED runs of history), from each base rate.
+    """
     rng = random.Random(seed)
     parts = []
     for base in BASE_RATES:
         hits = 0
         for _ in range(draws):
-            after_rate, before_runs = max(0.0, base - rng.choice(DROPS)), rng.randint(CHANGE_NIGHTS[0], CHANGE_NIGHTS[-1])
+            after_rate, before_runs = max(0.0, base - rng.choice(DROPS)), rng.randint(ESTABLISHED, CHANGE_NIGHTS[-1])
             before = Counts(sum(rng.random() < base for _ in range(ATTEMPTS * before_runs)), ATTEMPTS * before_runs)
-            after = Counts(sum(rng.random() < after_rate for _ in range(ATTEMPTS * 3)), ATTEMPTS * 3)
-            hits += split_p_value(before, after) <= level
+            after = [sum(rng.random() < after_rate for _ in range(ATTEMPTS)) for _ in range(3)]
+            hits += any(split_p_value(before, Counts(sum(after[:runs]), ATTEMPTS * runs)) <= level for runs in (2, 3))
         parts.append(f"{base:.2f} {hits / draws:.1%}")
     return "; ".join(parts)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stores", type=int, default=150, help="simulated stores (3 models x 8 cases each; default 150)")
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--sweep", action="store_true", help="also measure other minimum baselines (the default was chosen this way)")
+    parser.add_argument("--stores", type=int, default=600, help="simulated stores per seed (3 models x 8 cases each; default 600)")
+    parser.add_argument("--seeds", default="2026,2027,2028", help="comma-separated seeds, one simulation each (default 2026,2027,2028)")
+    parser.add_argument("--sweep", action="store_true", help="also print the trade-off curve the defaults were chosen from (first seed)")
     parser.add_argument("--store", action="store_true", help="also put one history per cause through the real run path into a DuckDB store")
     args = parser.parse_args()
+    seeds = [int(seed) for seed in args.seeds.split(",")]
     started = time.perf_counter()
     default = DriftSettings()
     if args.sweep:
-        for min_baseline in SWEEP_BASELINES:
-            settings = replace(default, min_baseline=min_baseline)
-            print(f"min_baseline {min_baseline}, fdr {default.fdr}: {headline(run(args.stores, args.seed, settings))}", flush=True)
-        for fdr in SWEEP_FDR:
-            settings = replace(default, fdr=fdr)
-            print(f"min_baseline {default.min_baseline}, fdr {fdr}: {headline(run(args.stores, args.seed, settings))}", flush=True)
-    tally = run(args.stores, args.seed, default)
+        curve = [replace(default, max_p=max_p) for max_p in SWEEP_MAX_P] + [replace(default, min_baseline=b) for b in SWEEP_BASELINES]
+        for settings in dict.fromkeys(curve):  # the default appears once
+            tally = run(args.stores, seeds[0], settings)
+            knobs = f"max_p {settings.max_p:g}, fdr {settings.fdr:g}, min_baseline {settings.min_baseline}"
+            print(f"sweep {knobs}: {headline(tally)}, one-bad-night flags {tally.blip_flags}/{tally.blips}", flush=True)
+    tallies = []
+    for seed in seeds:
+        tallies.append(run(args.stores, seed, default))
+        print(f"seed {seed} ({args.stores} stores): {headline(tallies[-1])}", flush=True)
+    tally = merged(tallies)
     print(details(tally))
-    lone, histories = lone_case_false_flags(args.seed, default)
+    lone, histories = lone_case_false_flags(seeds[0], default)
     print(f"  noise-only histories alone in their store: {100 * lone / histories:.2f} false flags per 100 ({lone}/{histories})")
     level = min(default.fdr / (MODELS * CASES), default.max_p)
-    bound = oracle_bound(args.seed, level)
-    print(f"  bound: one Fisher test of the true change point after 3 runs at p <= {level:.5f} (min(fdr / tests a night, max_p)) finds {bound}")
-    print(f"drift simulation ({args.stores} stores, {NIGHTS} nights x {ATTEMPTS} attempts, min_baseline {default.min_baseline}): {headline(tally)}")
+    bound = oracle_bound(seeds[0], level)
+    print(
+        f"  bound: the true change point tested after 2 and 3 runs at p <= {level:.5f} (min(fdr / tests a night, max_p)), "
+        f">= {ESTABLISHED} runs of history, finds {bound}"
+    )
+    print(
+        f"drift simulation ({len(seeds)} seeds x {args.stores} stores, {NIGHTS} nights x {ATTEMPTS} attempts, "
+        f"min_baseline {default.min_baseline}, fdr {default.fdr:g}, max_p {default.max_p:g}): {headline(tally)}"
+    )
     print(f"  ({time.perf_counter() - started:.1f}s)")
     if args.store:
         from drift_store import run_store_scenarios  # type: ignore[import-not-found]

@@ -62,9 +62,10 @@ class DriftSettings:
     - `min_after`: runs from a candidate change point to the newest run; 2, so one bad night alone is never a change.
     - `window`: the most recent runs a test looks at (the baseline and the candidate change points in it).
     - `fdr`: the Benjamini-Hochberg level over the (model × case) tests of one night; a test is significant at q <= fdr.
-    - `max_p`: a change also needs p <= this on its own. Each case is tested again every night, and BH over one night
-      does not see those repeated looks at the same history: without it a store with one case would flag noise
-      about 7 times per 100 histories of 21 nights.
+    - `max_p`: a change also needs p <= this on its own: the monitor's control limit. Each case is tested again every
+      night, and BH over one night does not see those repeated looks at the same history; this limit is set from the
+      false flags it gives over whole noise-only histories of 21 nights (about 0.6 per 100 at 0.0015; 1.1 at 0.003),
+      the largest before more recall costs false flags without finding more drops (`bench/drift_sim.py --sweep`).
     - `persistence`: log-likelihood units by which a lasting change must explain the runs after the change point better
       than one outlier night does (`evalcore.drift.stats.step_over_outlier`).
     - `plausible`: log-likelihood units below the best change point within which a change point is plausible
@@ -74,8 +75,8 @@ class DriftSettings:
     min_baseline: int = 2
     min_after: int = 2
     window: int = 28
-    fdr: float = 0.02
-    max_p: float = 0.001
+    fdr: float = 0.05
+    max_p: float = 0.0015
     persistence: float = 1.0
     plausible: float = 5.0
 
