@@ -98,7 +98,7 @@ def _scenario(cause: str, folder: Path, servers: Mapping[str, str]) -> Outcome:
         _write_golden(golden_path, cases, edited=after and cause == "case")
         temperature = 0.7 if after and cause == "settings" else 0.0
         model = ModelSpec(name=f"sim/script:{script}", temperature=temperature, max_concurrency=8)
-        config = BehaviourConfig(golden_path=golden_path, models=(model,), db_path=db, runs=5, concurrency=8, run_date=night, model_workers=0)
+        config = BehaviourConfig(golden_path=golden_path, models=(model,), db_path=db, runs=5, concurrency=8, run_date=night)
         url = servers["v2" if after and cause in ("server", "ambiguous") else "v1"]
         with _evalcore_version("0.1.0.post1" if after and cause == "evalcore" else None):
             asyncio.run(run_behaviour(config, Target(url=url)))
