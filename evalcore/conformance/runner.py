@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from evalcore import __version__
-from evalcore.client import McpClient
+from evalcore.client import Exchange, McpClient
 from evalcore.conformance.context import RunContext, ToolPolicy
 from evalcore.conformance.era import EraProfile, detect_era
 from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Verdict, all_checks
@@ -94,8 +94,12 @@ async def run_suite(
     tool_policy: ToolPolicy = "readonly",
     deadline_s: float = 120.0,
     only: Callable[[Check], bool] | None = None,
+    concurrent_runs: bool = True,
 ) -> SuiteReport:
-    """Run the suite; raises TargetError only when the server cannot be reached or started at all."""
+    """Run the suite; raises TargetError only when the server cannot be reached or started at all.
+
+    Over HTTP the runs go side by side (`concurrent_runs`); each run's checks go one after another.
+    """
     if runs < 1:
         raise ValueError("runs must be at least 1")
     limits = limits or Limits()
@@ -119,18 +123,30 @@ async def run_suite(
                 server_name = next((p.server_info for p in profile.legacy if p.server_info), None)
             else:
                 runs_to_do = runs
-            for run_index in range(runs_to_do):
-                ctx = RunContext(client, tool_policy, profile, first_discover=first if run_index == 0 else None)
-                discover = await ctx.discover()
-                if discover.failure is not None:
+            contexts = [RunContext(client, tool_policy, profile, first_discover=first if i == 0 else None) for i in range(runs_to_do)]
+            if target.transport == "http" and concurrent_runs:
+                # Stateless HTTP: the runs share nothing, so they overlap (one pipe serialises stdio anyway). A run
+                # that ends early gives its verdicts at once, so the deadline fails only what was not judged.
+                pending = [asyncio.ensure_future(_run_checks(checks, ctx)) for ctx in contexts]
+                try:
+                    for future in asyncio.as_completed(pending):
+                        _, run_verdicts = await future
+                        for check in checks:
+                            outcomes[check.id].append(run_verdicts[check.id])
+                finally:
+                    for future in pending:
+                        future.cancel()
+            else:
+                for ctx in contexts:
+                    _, run_verdicts = await _run_checks(checks, ctx)
                     for check in checks:
-                        outcomes[check.id].append(Verdict("fail", f"server did not answer server/discover: {discover.failure}"))
-                    continue
-                for check in sorted(checks, key=lambda c: c.scan):  # scans judge what the others sent
-                    outcomes[check.id].append(await _run_one(check, ctx))
-                if fingerprint is None:
+                        outcomes[check.id].append(run_verdicts[check.id])
+            for ctx in contexts:
+                discover = await ctx.discover()
+                if discover.failure is None:
                     fingerprint = server_fingerprint(discover.result, await ctx.tools())
                     server_name = _server_name(discover.result)
+                    break
     except TimeoutError:
         notes.append(f"suite deadline of {deadline_s:g}s reached; checks not run in time are failed")
         for verdicts in outcomes.values():
@@ -154,6 +170,17 @@ async def run_suite(
         era_summary=profile.summary() if profile is not None else "era: not determined (suite deadline reached first)",
         legacy_verdict=profile.legacy_verdict() if legacy_only and profile is not None else None,
     )
+
+
+async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchange, dict[str, Verdict]]:
+    """One run: server/discover, then every check in order (scans last: they judge what the others sent)."""
+    discover = await ctx.discover()
+    if discover.failure is not None:
+        return discover, {check.id: Verdict("fail", f"server did not answer server/discover: {discover.failure}") for check in checks}
+    verdicts = {}
+    for check in sorted(checks, key=lambda c: c.scan):
+        verdicts[check.id] = await _run_one(check, ctx)
+    return discover, verdicts
 
 
 async def _run_one(check: Check, ctx: RunContext) -> Verdict:
