@@ -25,29 +25,11 @@ st.caption("One row per attempt with its scores and telemetry; transcripts are l
 count = data.attempts_count(db, filters)
 st.text(f"{count} attempts")
 widgets.table(data.attempts_preview(db, filters, PREVIEW_ROWS), "attempts_preview", label=f"Download this preview (first {PREVIEW_ROWS} rows) as CSV")
-for file_format, mime in (("csv", "text/csv"), ("parquet", "application/octet-stream")):
-    payload = data.attempts_export(db, filters, file_format) if count else b""
-    st.download_button(
-        f"Download all attempts as {file_format.upper() if file_format == 'csv' else 'Parquet'}",
-        payload,
-        file_name=f"attempts.{file_format}",
-        mime=mime,
-        key=f"attempts_{file_format}",
-        disabled=not payload,
-    )
+widgets.export_downloads("all attempts", "attempts", lambda file_format: data.attempts_export(db, filters, file_format), enabled=count > 0)
 
 st.subheader("Metrics of the runs in scope")
 st.caption("Every metric as the run stored it (per case, per model, per run): the numbers the report, the gate and these pages show.")
-for file_format, mime in (("csv", "text/csv"), ("parquet", "application/octet-stream")):
-    payload = data.metrics_export(db, filters, file_format) if count else b""
-    st.download_button(
-        f"Download the metrics as {file_format.upper() if file_format == 'csv' else 'Parquet'}",
-        payload,
-        file_name=f"metrics.{file_format}",
-        mime=mime,
-        key=f"metrics_{file_format}",
-        disabled=not payload,
-    )
+widgets.export_downloads("the metrics", "metrics", lambda file_format: data.metrics_export(db, filters, file_format), enabled=count > 0)
 
 st.subheader("Tables")
 tables = {

@@ -17,30 +17,13 @@ import pytest
 from evalcore.cli import main
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.store.db import connect
-from tests.builders import GOLDEN
+from tests.builders import GOLDEN, STEADY
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SCRIPT = """\
-defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: script-v1}
-cases:
-  weather-paris:
-    calls: [{name: get_weather, args: {city: Paris}}]
-    text: "Cloudy in Paris."
-    attempts:
-      3: {calls: [{name: get_weather, args: {city: Lyon}}]}
-  say-hello:
-    no_call: true
-    text: "Hello! How can I help?"
-  customer-then-ticket:
-    calls:
-      - {name: get_customer, args: {customer_id: CUST-1001}}
-      - {name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}
-    text: "Opened a ticket."
-    attempts:
-      5: {calls: [{name: get_customer, args: {customer_id: CUST-1001}}]}
-"""
+# The builders' steady script under its own version label: weather-paris 4/5, say-hello 5/5, customer-then-ticket 4/5.
+SCRIPT = STEADY.replace("model_version: steady-v1", "model_version: script-v1")
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ of pixels tall.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -212,6 +212,14 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     )
     rows = list(event.selection.rows) if event is not None else []
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
+
+
+def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, enabled: bool) -> None:
+    """A CSV and a Parquet download button of `export(file_format)`, as `name.csv` / `name.parquet`."""
+    for file_format, label, mime in (("csv", "CSV", "text/csv"), ("parquet", "Parquet", "application/octet-stream")):
+        payload = export(file_format) if enabled else b""
+        file_name, key = f"{name}.{file_format}", f"{name}_{file_format}"
+        st.download_button(f"Download {what} as {label}", payload, file_name=file_name, mime=mime, key=key, disabled=not payload)
 
 
 def column_config(frame: pd.DataFrame) -> dict[str, Any]:
