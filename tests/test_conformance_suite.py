@@ -80,7 +80,7 @@ BARE_SDK_FAILURES = {
     "pagination.invalid_cursor",
 }
 LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)
-# Starting every variant at once takes minutes on a loaded 2-core machine; the fixture waits for readiness.
+# The suite runs dozens of times against one loopback process; a busy 2-core machine makes each run slow.
 pytestmark = pytest.mark.timeout(900)
 
 
@@ -95,14 +95,14 @@ def _failing(report) -> set[str]:
 
 @pytest.fixture(scope="module")
 def servers():
-    """Every variant of the reference server at once (started in parallel: each costs an interpreter start)."""
-    variants = {"clean": [], "bare": ["--bare"], **{name: ["--defect", name] for name in EXPECTED_FAILURES}}
-    processes = {name: ReferenceServerProcess(args) for name, args in variants.items()}
+    """Every variant of the reference server (clean, bare, each defect) from one `--all-variants` process, each at
+    its own path; the fixture waits for the process's `listening on` line."""
+    process = ReferenceServerProcess(["--all-variants"])
     try:
-        yield {name: process.url(timeout=600) for name, process in processes.items()}
+        base = process.url(timeout=600)
+        yield {name: f"{base}/{name}/mcp" for name in ("clean", "bare", *DEFECTS)}
     finally:
-        for process in processes.values():
-            process.stop()
+        process.stop()
 
 
 def test_every_check_has_a_defect_that_makes_it_fail():
@@ -157,14 +157,10 @@ def test_message_level_defects_are_caught_over_stdio(defect):
 
 
 @pytest.mark.parametrize("defect", sorted(STDIO_EXPECTED_FAILURES))
-def test_stdio_only_defects_fail_their_checks_over_stdio_and_nothing_over_http(defect):
+def test_stdio_only_defects_fail_their_checks_over_stdio_and_nothing_over_http(servers, defect):
     report = _suite(Target(stdio=f"{sys.executable} -m evalcore.demo_server --stdio --defect {defect}"))
     assert _failing(report) == STDIO_EXPECTED_FAILURES[defect], [c.detail for c in report.checks if c.verdict in ("fail", "error")]
-    server = ReferenceServerProcess(["--defect", defect])
-    try:
-        over_http = _suite(Target(url=server.url(timeout=600)))
-    finally:
-        server.stop()
+    over_http = _suite(Target(url=servers[defect]))
     assert not STDIO_EXPECTED_FAILURES[defect] & _failing(over_http)
 
 

@@ -1,8 +1,9 @@
 """The bundled reference server (`evalcore.demo_server`) on the wire: clean, bare SDK, and with defects.
 
 Every server is a real subprocess on 127.0.0.1 (or on pipes for stdio), driven
-with plain httpx and JSON lines. All processes of the module start together at
-the first test that needs one, so their start-up overlaps.
+with plain httpx and JSON lines. Over HTTP one `--all-variants` process serves
+every variant, each at its own path; the stdio processes start together with it
+at the first test that needs one, so their start-up overlaps.
 """
 
 from __future__ import annotations
@@ -48,11 +49,6 @@ STARTUP_TIMEOUT = 120.0  # waits on the `listening on` line: as long as a busy m
 REPLY_TIMEOUT = 120.0  # a stdio server's first reply includes its start-up
 _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
 
-HTTP_SERVERS: dict[str, list[str]] = {
-    "clean": [],
-    "bare": ["--bare"],
-    **{name: ["--defect", name] for name in ("hands_out_session_id", "ignore_version_header", "get_allowed", "structured_content_mismatch")},
-}
 STDIO_SERVERS: dict[str, list[str]] = {
     "clean": [],
     "bare": ["--bare"],
@@ -69,12 +65,12 @@ def _command(*args: str) -> list[str]:
     return [sys.executable, "-m", "evalcore.demo_server", *args]
 
 
-class HttpServer:
-    """`--http --port 0` in a subprocess; `url` waits for its `listening on` line."""
+class HttpProcess:
+    """`--http --port 0 --all-variants` in a subprocess; `base_url` waits for its `listening on` line."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self) -> None:
         self.process = subprocess.Popen(
-            _command("--http", "--host", "127.0.0.1", "--port", "0", *args),
+            _command("--http", "--host", "127.0.0.1", "--port", "0", "--all-variants"),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -96,19 +92,31 @@ class HttpServer:
         self._ready.set()
 
     @property
-    def url(self) -> str:
+    def base_url(self) -> str:
         if not self._ready.wait(STARTUP_TIMEOUT) or not self._url:
             pytest.fail(f"server did not announce itself; stderr: {''.join(self._stderr)[-2000:]}")
         return self._url[0]
+
+    def stop(self) -> None:
+        _stop(self.process)
+
+
+class HttpServer:
+    """One variant of the shared HTTP process: `clean`, `bare` or a defect name, at `/NAME/mcp`."""
+
+    def __init__(self, process: HttpProcess, name: str) -> None:
+        self._process = process
+        self.name = name
+
+    @property
+    def url(self) -> str:
+        return f"{self._process.base_url}/{self.name}/mcp"
 
     def post(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> httpx.Response:
         return httpx.post(self.url, content=json.dumps(body), headers=headers or rpc_headers(body), timeout=REPLY_TIMEOUT)
 
     def call(self, method: str, params: dict[str, Any] | None = None, **meta: Any) -> httpx.Response:
         return self.post(rpc_request(method, params, **meta))
-
-    def stop(self) -> None:
-        _stop(self.process)
 
 
 class StdioServer:
@@ -195,12 +203,12 @@ def example_arguments(input_schema: dict[str, Any], *, required_only: bool) -> d
 
 @pytest.fixture(scope="module")
 def fleet() -> Iterator[tuple[dict[str, HttpServer], dict[str, StdioServer]]]:
-    http = {name: HttpServer(args) for name, args in HTTP_SERVERS.items()}
+    process = HttpProcess()
     stdio = {name: StdioServer(args) for name, args in STDIO_SERVERS.items()}
     try:
-        yield http, stdio
+        yield {name: HttpServer(process, name) for name in ("clean", "bare", *DEFECTS)}, stdio
     finally:
-        for server in [*http.values(), *stdio.values()]:
+        for server in [process, *stdio.values()]:
             server.stop()
 
 
@@ -413,6 +421,25 @@ def test_http_only_defect_is_refused_on_stdio() -> None:
     with pytest.raises(SystemExit):
         parse_args(["--stdio", "--defect", "get_allowed"])
     assert parse_args(["--stdio", "--defect", "no_discover"]).defect == "no_discover"
+
+
+def test_all_variants_serve_every_variant_at_its_own_path_and_nothing_else(http_servers: dict[str, HttpServer]) -> None:
+    # A request succeeds on every path only when the process ran every variant's own session manager.
+    for name, server in http_servers.items():
+        reply = server.call("tools/list")
+        assert reply.status_code == 200 and reply.json()["result"]["tools"], (name, reply.status_code, reply.text[:300])
+    assert http_servers["clean"].call("tools/call", {"name": "get_wether", "arguments": {}}).status_code == 400
+    assert http_servers["unknown_tool_is_error"].call("tools/call", {"name": "get_wether", "arguments": {}}).json()["result"]["isError"] is True
+    base = http_servers["clean"].url.removesuffix("/clean/mcp")
+    for path in ("/", "/mcp", "/no_such_variant/mcp", "/clean/other"):
+        assert httpx.post(base + path, content=b"{}", headers={"Content-Type": "application/json"}, timeout=REPLY_TIMEOUT).status_code == 404, path
+
+
+def test_all_variants_refuses_stdio_and_single_variant_flags() -> None:
+    assert parse_args(["--http", "--all-variants"]).all_variants
+    for argv in (["--stdio", "--all-variants"], ["--http", "--all-variants", "--bare"], ["--http", "--all-variants", "--defect", "no_discover"]):
+        with pytest.raises(SystemExit):
+            parse_args(argv)
 
 
 def test_defect_hands_out_session_id(http_servers: dict[str, HttpServer]) -> None:

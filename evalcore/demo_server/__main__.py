@@ -1,4 +1,5 @@
-"""Demo server, command line: `python -m evalcore.demo_server --http | --stdio [--bare] [--defect NAME] [--variant v2]`."""
+"""Demo server, command line: `python -m evalcore.demo_server --http | --stdio [--bare] [--defect NAME] [--variant v2]`;
+`--http --all-variants` serves the fixed server, the bare SDK and every defect from one process."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bare", action="store_true", help="the official SDK as shipped, without our spec fixes")
     parser.add_argument("--defect", metavar="NAME", help="break one spec rule; see --list-defects")
     parser.add_argument(
+        "--all-variants",
+        action="store_true",
+        help="with --http: serve every variant from this one process, each at /NAME/mcp (NAME: clean, bare, or a defect "
+        "from --list-defects); --path sets the part after /NAME, and the 'listening on' line gives the base URL",
+    )
+    parser.add_argument(
         "--variant",
         choices=("v1", "v2"),  # app.DESCRIPTION_VARIANTS; not imported here so --help stays quick
         default="v1",
@@ -35,6 +42,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         return args
     if not (args.http or args.stdio):
         parser.error("choose a transport: --http or --stdio")
+    if args.all_variants:
+        if not args.http:
+            parser.error("--all-variants serves HTTP only; use --http")
+        if args.bare or args.defect is not None:
+            parser.error("--all-variants already serves the bare SDK and every defect; drop --bare and --defect")
     if args.defect is not None:
         if args.defect not in DEFECTS:
             parser.error(f"unknown defect {args.defect!r}; --list-defects shows the {len(DEFECTS)} names")
@@ -68,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     provider = install_global_tracing(SERVER_NAME)
     try:
         if args.http:
-            run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper, variant=args.variant)
+            run_http(host=args.host, port=args.port, path=args.path, bare=args.bare, tamper=tamper, variant=args.variant, all_variants=args.all_variants)
         else:
             run_stdio(bare=args.bare, tamper=tamper, variant=args.variant)
     finally:
