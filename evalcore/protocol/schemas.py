@@ -7,6 +7,8 @@ requires), validation of instances, and example arguments built from a schema.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,11 +38,19 @@ def schema_errors(schema: object) -> list[str]:
     """Why `schema` is not a valid schema of its dialect (2020-12 unless `$schema` says otherwise)."""
     if not isinstance(schema, dict):
         return [f"schema is a {type(schema).__name__}, not an object"]
+    # A server lists the same schemas on every run: the verdict is a function of the document's text alone.
+    return list(_document_errors(json.dumps(schema, sort_keys=True, separators=(",", ":"))))
+
+
+@functools.lru_cache(maxsize=4096)
+def _document_errors(document: str) -> tuple[str, ...]:
+    schema = json.loads(document)
     try:
         validator_class = validator_for(schema, default=Draft202012Validator)
     except Exception as exc:  # an unknown $schema URI
-        return [f"unknown $schema dialect: {exc}"]
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in validator_class(validator_class.META_SCHEMA).iter_errors(schema)][:5]
+        return (f"unknown $schema dialect: {exc}",)
+    errors = validator_class(validator_class.META_SCHEMA).iter_errors(schema)
+    return tuple(f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors)[:5]
 
 
 def iter_refs(node: object, path: str = "#") -> Iterator[tuple[str, str]]:
