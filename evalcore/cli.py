@@ -95,6 +95,13 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
+    run.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="share of attempts that may error (provider or judge failure) and the run still pass its gate; it is never a baseline then (default 0)",
+    )
     run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     run.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
     run.add_argument(
@@ -110,6 +117,12 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     gate.add_argument("--baseline", default="last-green", metavar="PATH|last-green", help="a baseline report file, or last-green from the store")
     gate.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
     gate.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"store that holds the last green run (default {DEFAULT_DB})")
+
+    baseline = _command(commands, "baseline", "make a complete run the baseline of later runs of its golden set by hand")
+    baseline_actions = baseline.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    accept = baseline_actions.add_parser("accept", help="accept RUN_ID as the baseline", description="Accept a complete run as the baseline by hand.")
+    accept.add_argument("run_id", metavar="RUN_ID", help="the run to accept (`evalcore runs` lists them)")
+    accept.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
 
     runs = _command(commands, "runs", "list stored behaviour runs (crashed runs show as crashed) and processes a crashed run left behind")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
@@ -194,6 +207,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evalcore.commands.gate import run_gate_command
 
         return run_gate_command(args)
+    if args.command == "baseline":
+        from evalcore.commands.gate import accept_baseline_command
+
+        return accept_baseline_command(args)
     if args.command == "runs":
         from evalcore.commands.run import list_runs_command
 

@@ -238,7 +238,7 @@ def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequenc
                 run_date=night,
             )
             report = asyncio.run(run_behaviour(behaviour, target))
-            run_ids.append(str(report.get("runId")))
+            run_ids.append(report.run_id)
     return run_ids
 
 
@@ -261,7 +261,7 @@ def _run_layer2(config: DemoConfig) -> list[str]:
                 fault_timeout_s=1.0,
             )
             report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
-            run_ids.append(str(report.get("runId")))
+            run_ids.append(report.run_id)
     return run_ids
 
 
@@ -281,7 +281,7 @@ def _run_multiturn(config: DemoConfig) -> list[str]:
             run_date=config.today,
         )
         report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
-    return [str(report.get("runId"))]
+    return [report.run_id]
 
 
 def _follow_up_args(tool: str, prompt: str) -> dict[str, Any]:

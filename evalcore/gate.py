@@ -1,74 +1,63 @@
-"""Pure logic (and a small file loader): the behaviour regression gate, a run's metrics against a baseline run.
+"""Pure logic: the behaviour run gate: a run's report against the last green run's, and whether the run is green.
 
-Both sides are behaviour reports as the golden-set runner writes them:
+Both sides are behaviour reports as `run --out` writes them (`RunReport.to_json`):
 
-    {"kind": "behaviour", "runId": "r1", "passed": true, "runs": 5, "startedAt": "2026-08-01T10:00:00+00:00",
+    {"kind": "behaviour", "runId": "r1", "runs": 5, "startedAt": "2026-08-01T10:00:00+00:00",
      "models": [{"model": "sim/lexical", "simulated": true,
-                 "metrics": {"selection_accuracy": 0.9, "argument_accuracy": 0.8, "sequence_accuracy": 0.5,
-                             "over_call_rate": 0.1, "task_completion": null, "pass_rate": 0.7},
-                 "cases": [{"id": "weather-paris", "kind": "hard", "passes": 5, "runs": 5,
-                            "pass_rate": 1.0, "gate_passed": true}]}]}
+                 "metrics": {"selection_accuracy": 0.9, "pass_rate": 0.7, "errored": 0.0, ...},
+                 "cases": [{"id": "weather-paris", "kind": "hard", "passes": 5, "runs": 5, "pass_rate": 1.0, "gate_passed": true}]}]}
 
-A regression is a gated metric that got worse by more than `max_drop` (absolute,
-in rate units): lower for accuracies and rates of success, higher for
-`over_call_rate`. Drift up to and including `max_drop` passes, because five runs
-of a model at temperature 0 still move a rate by a case or two. Each regression
-names the cases of that model whose pass rate fell, the likeliest place to look.
-Models new in this run are noted, not failed; a metric None on either side is
-skipped with a note.
+A regression is a metric the registry marks for the run gate (`registry.regression_metrics`: the
+pass rate and each gating scorer's) that got worse by more than `max_drop` (absolute, in rate
+units). Drift up to and including `max_drop` passes, because five runs at temperature 0 still
+move a rate by a case or two. Each regression names the cases of that model whose pass rate
+fell. A metric the baseline has and this run could not measure (every attempt of a case
+errored) is a regression too: nothing reads better because something failed.
+
+`decide` gives the run's verdict (`RunGate`):
+
+    incomplete   errored attempts beyond `--max-error-rate` (0 by default): fails, whatever else
+    fail         a regression against the baseline
+    pass         no regression against the baseline
+    no_baseline  no green run to compare with: passes only when the run is green itself
+
+and whether the run is *green*, i.e. may be the baseline of later runs: it passed (or had no
+baseline), is complete, and every case gate is met (hard n/n, soft ceil(0.8·n)). A run that is
+not green becomes a baseline only by `evalcore baseline accept RUN_ID`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 from evalcore.errors import ConfigError
+from evalcore.records import Incomplete, Regression, RunGate
+from evalcore.scoring.registry import regression_metrics
 
-GATED_METRICS: Final = (
-    "selection_accuracy",
-    "argument_accuracy",
-    "sequence_accuracy",
-    "execution_accuracy",
-    "over_call_rate",
-    "task_completion",
-    "pass_rate",
-)
-LOWER_IS_BETTER: Final = frozenset({"over_call_rate"})
 DEFAULT_MAX_DROP: Final = 0.02
 # Rates are ratios of small counts; without a tolerance 0.90 - 0.88 = 0.0200000000000000018 would fail a 0.02 bound.
 _TOLERANCE: Final = 1e-9
-
-
-@dataclass(frozen=True)
-class MetricRegression:
-    model: str
-    metric: str
-    baseline: float
-    current: float
-    drop: float  # how much worse, always positive: baseline - current, or current - baseline for over_call_rate
-    cases: list[str]  # the model's cases whose pass rate fell against the baseline, largest fall first
+ACCEPT_HINT: Final = "`evalcore baseline accept RUN_ID` makes a run the baseline by hand"
 
 
 @dataclass(frozen=True)
 class GateResult:
     passed: bool
-    regressions: list[MetricRegression]
+    regressions: list[Regression]
     notes: list[str]
     max_drop: float = DEFAULT_MAX_DROP
     baseline_run_id: str | None = None
     case_drops: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (model, case) -> (baseline, current) pass rate
+    incomplete: str | None = None  # why this run cannot be compared (errored attempts it did not accept)
 
 
 def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], max_drop: float = DEFAULT_MAX_DROP) -> GateResult:
-    """Regressions of `report` against `baseline`: gated metrics worse by more than max_drop."""
+    """Regressions of `report` against `baseline`; it never passes a run whose errored attempts were not accepted."""
     validate_report(report, "this run")
     validate_report(baseline, "the baseline")
-    regressions: list[MetricRegression] = []
+    regressions: list[Regression] = []
     notes: list[str] = []
     case_drops: dict[tuple[str, str], tuple[float, float]] = {}
     if report.get("runs") != baseline.get("runs"):
@@ -83,49 +72,75 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
             notes.append(f"{model}: not in the baseline, nothing to compare (new model)")
             continue
         fallen = _fallen_cases(previous.get("cases", []), entry.get("cases", []))
-        for case_id, (before, after) in fallen.items():
-            case_drops[(model, case_id)] = (before, after)
+        case_drops.update({(model, case_id): rates for case_id, rates in fallen.items()})
         skipped: list[str] = []
-        for metric in GATED_METRICS:
-            before_value, after_value = previous["metrics"].get(metric), entry["metrics"].get(metric)
-            if before_value is None or after_value is None:
-                skipped.append(f"{metric} (baseline {_show(before_value)}, now {_show(after_value)})")
+        for metric, direction in regression_metrics():
+            before, after = previous["metrics"].get(metric), entry["metrics"].get(metric)
+            if before is None:
+                if after is not None:
+                    skipped.append(f"{metric} (not in the baseline)")
                 continue
-            drop = after_value - before_value if metric in LOWER_IS_BETTER else before_value - after_value
+            if after is None:
+                regressions.append(Regression(model, metric, before, None, 1.0, tuple(fallen)))  # unknown counts as the worst
+                continue
+            drop = after - before if direction == "lower" else before - after
             if drop > max_drop + _TOLERANCE:
-                regressions.append(MetricRegression(model, metric, before_value, after_value, drop, list(fallen)))
+                regressions.append(Regression(model, metric, before, after, drop, tuple(fallen)))
         if skipped:
-            notes.append(f"{model}: not compared, no value on one side: {', '.join(skipped)}")
+            notes.append(f"{model}: not compared, no value in the baseline: {', '.join(skipped)}")
     for model in baseline_models:
         if model not in current_names:
             notes.append(f"{model}: in the baseline but not in this run")
-
+    incomplete = unaccepted_errors(report)
     return GateResult(
-        passed=not regressions,
+        passed=not regressions and incomplete is None,
         regressions=regressions,
         notes=notes,
         max_drop=max_drop,
         baseline_run_id=baseline.get("runId"),
         case_drops=case_drops,
+        incomplete=incomplete,
     )
 
 
-def select_baseline(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The last green run: the report with `"passed": true` and the newest `startedAt`.
+def unaccepted_errors(report: Mapping[str, Any]) -> str | None:
+    """Why the report's errored attempts keep it from passing, or None (none, or within the accepted error rate)."""
+    incomplete = report.get("incomplete")
+    if isinstance(incomplete, Mapping):
+        return None if incomplete.get("accepted") else str(incomplete.get("reason") or "errored attempts")
+    errored = sum(int(entry["metrics"].get("errored") or 0) for entry in report["models"])
+    return f"{errored} errored attempt(s)" if errored else None
 
-    Reports without a parseable `startedAt`, or of another kind than "behaviour",
-    are skipped; a timestamp without a zone is read as UTC. None when no report qualifies.
-    """
-    green: list[tuple[datetime, Mapping[str, Any]]] = []
-    for report in reports:
-        if report.get("passed") is not True or report.get("kind", "behaviour") != "behaviour":
-            continue
-        started = _parse_time(report.get("startedAt"))
-        if started is not None:
-            green.append((started, report))
-    if not green:
-        return None
-    return dict(max(green, key=lambda pair: pair[0])[1])
+
+def decide(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, *, max_drop: float, incomplete: Incomplete | None) -> RunGate:
+    """The run's gate verdict and whether it is green (see the module docstring)."""
+    failing = [f"{c['model']} {c['case']} {c['passes']}/{c['runs']}" for c in report["caseGates"]["failing"]]
+    case_gates_met = not failing
+    unmet = f"{len(failing)} case gate(s) not met ({', '.join(failing[:3])}{', …' if len(failing) > 3 else ''})"
+    if incomplete is not None and not incomplete.accepted:
+        reason = f"not a baseline: {incomplete.reason}; `--resume RUN_ID` reruns the errored attempts, `--max-error-rate` accepts some"
+        return RunGate("incomplete", False, False, reason, baseline.get("runId") if baseline else None, max_drop)
+    if baseline is None:
+        if case_gates_met and incomplete is None:
+            return RunGate("no_baseline", True, True, "no baseline yet: every case gate is met, so this run becomes the baseline", None, max_drop)
+        why = "errored attempts were accepted" if case_gates_met else unmet
+        reason = (
+            f"no baseline yet, and this run cannot be one: {why}; a run becomes the baseline when it is complete and every case gate is met, or {ACCEPT_HINT}"
+        )
+        return RunGate("no_baseline", False, False, reason, None, max_drop)
+    result = compare_to_baseline(report, baseline, max_drop)
+    green = result.passed and case_gates_met and incomplete is None
+    if result.passed:
+        later = (
+            "it becomes the baseline of later runs"
+            if green
+            else f"not a baseline for later runs: {unmet if not case_gates_met else 'errored attempts were accepted'}"
+        )
+        reason = f"no gated metric dropped more than {max_drop:.2f} below green run {result.baseline_run_id}; {later}"
+        return RunGate("pass", True, green, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
+    worst = result.regressions[0]
+    reason = f"{len(result.regressions)} regression(s) against green run {result.baseline_run_id}, e.g. {worst.model}: {worst.metric} {_show(worst.baseline)} -> {_show(worst.current)}"
+    return RunGate("fail", False, False, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
 
 
 def render_gate(result: GateResult) -> str:
@@ -133,31 +148,35 @@ def render_gate(result: GateResult) -> str:
     against = f"baseline {result.baseline_run_id}" if result.baseline_run_id else "the baseline"
     verdict = "PASSED" if result.passed else "FAILED"
     lines = [f"Behaviour gate {verdict} against {against} (max drop {result.max_drop:.2f})"]
-    for regression in result.regressions:
-        direction = "rose" if regression.metric in LOWER_IS_BETTER else "fell"
-        lines.append(
-            f"  {regression.model}: {regression.metric} {direction} {regression.baseline:.3f} -> {regression.current:.3f} (worse by {regression.drop:.3f})"
-        )
-        if regression.cases:
-            shown = [_case_line(result, regression.model, case_id) for case_id in regression.cases]
-            lines.append(f"    cases whose pass rate fell: {', '.join(shown)}")
-        else:
-            lines.append("    no single case's pass rate fell; the change is spread across attempts")
+    if result.incomplete:
+        lines.append(f"  this run is incomplete: {result.incomplete}")
+    lines.extend(_regression_lines(result.regressions, result.case_drops))
     if result.passed:
         lines.append("  no gated metric got worse by more than the bound")
     lines.extend(f"  note: {note}" for note in result.notes)
     return "\n".join(lines)
 
 
-def load_report(path: Path) -> dict[str, Any]:
-    """Read a behaviour report JSON file, checked for the shape `compare_to_baseline` needs."""
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the report ({exc.strerror}); check the path") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}); pass a report a behaviour run wrote") from exc
-    return validate_report(report, str(path))
+def regression_lines(gate: RunGate) -> list[str]:
+    return _regression_lines(gate.regressions, {})
+
+
+def _regression_lines(regressions: Sequence[Regression], drops: Mapping[tuple[str, str], tuple[float, float]]) -> list[str]:
+    lines = []
+    for regression in regressions:
+        if regression.current is None:
+            lines.append(f"  {regression.model}: {regression.metric} was {regression.baseline:.3f}, not measured now (a case errored on every attempt)")
+            continue
+        direction = "rose" if regression.drop > 0 and regression.current > regression.baseline else "fell"
+        lines.append(
+            f"  {regression.model}: {regression.metric} {direction} {regression.baseline:.3f} -> {regression.current:.3f} (worse by {regression.drop:.3f})"
+        )
+        if regression.cases:
+            shown = [_case_line(drops, regression.model, case_id) for case_id in regression.cases[:5]]
+            lines.append(f"    cases whose pass rate fell: {', '.join(shown)}")
+        else:
+            lines.append("    no single case's pass rate fell; the change is spread across attempts")
+    return lines
 
 
 def validate_report(report: Any, source: str) -> dict[str, Any]:
@@ -187,20 +206,10 @@ def _fallen_cases(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[s
     return {case_id: (old, new) for _, case_id, old, new in fallen}
 
 
-def _case_line(result: GateResult, model: str, case_id: str) -> str:
-    rates = result.case_drops.get((model, case_id))
+def _case_line(drops: Mapping[tuple[str, str], tuple[float, float]], model: str, case_id: str) -> str:
+    rates = drops.get((model, case_id))
     return f"{case_id} ({rates[0]:.2f} -> {rates[1]:.2f})" if rates else case_id
 
 
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _show(value: Any) -> str:
-    return "None" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+def _show(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.3f}"

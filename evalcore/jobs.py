@@ -179,9 +179,9 @@ def job_status(job: Job) -> dict[str, Any]:
     if run is None:
         status = "starting" if alive else "failed"
         return {"status": status, "done": 0, "total": None, "reason": None if alive else _last_line(Path(job.log))}
-    from evalcore.store.behaviour import done_attempt_keys
+    from evalcore.store.behaviour import attempt_count
 
-    done = len(done_attempt_keys(db, job.run_id))
+    done = attempt_count(db, job.run_id)
     total = _total_attempts(job)
     status = run["effective_status"]
     if status == "crashed" and not alive and _last_line(Path(job.log)):

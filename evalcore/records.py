@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, TypeVar, cast
 
 from evalcore.redaction import redact
+from evalcore.taxonomy import ErrorKind
 
 SCHEMA_VERSION: Final = 1  # of every record's JSON below; bump it with any change a reader would notice
 
@@ -194,6 +195,7 @@ class Transcript:
     retries: int = 0  # provider retries spent on a call that failed beyond them (stop_reason model_error)
     user_turns: tuple[UserTurn, ...] = ()  # the simulated user's follow-up messages, marked as such
     state: tuple[StateReading, ...] = ()  # `expect_state` reads after the conversation
+    failed_call_ms: float = 0.0  # the model call that failed beyond its retries: how long it took to fail (stop_reason model_error)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -244,6 +246,7 @@ class Transcript:
                 "stop_reason": self.stop_reason,
                 "error": self.error,
                 "retries": self.retries,
+                "failed_call_ms": round(self.failed_call_ms, 3),
             },
             default=str,
         )
@@ -367,6 +370,11 @@ class AttemptRecord:
     judge: JudgeVerdict | None = None
     cached_from: str | None = None  # the run whose stored attempt was reused (--cache)
     robustness: RobustnessScore | None = None  # Layer 2, for cases with `inject:`
+    error_kind: ErrorKind | None = None  # set when the attempt is errored (`evalcore.taxonomy`): no score, no denominator
+
+    @property
+    def errored(self) -> bool:
+        return self.error_kind is not None
 
     def to_row(self) -> dict[str, Any]:
         """The attempt's stored columns (the store's `attempts`, but run_id and recorded_at), published."""
@@ -394,6 +402,7 @@ class AttemptRecord:
                 "judge_json": json.dumps(asdict(self.judge)) if self.judge else None,
                 "cached_from": self.cached_from,
                 "fault": self.robustness.fault if self.robustness is not None else None,
+                "error_kind": self.error_kind,
             }
         )
 
@@ -430,6 +439,7 @@ class CaseResult:
     kind: str
     metrics: Mapping[str, float | None]
     failing_reasons: tuple[tuple[str, int], ...]  # (reason, failed attempts that gave it), most common first
+    score_metrics: tuple[str, ...] = ()  # the registered scorers' metric names, shown under "scores"
 
     def to_json(self, runs: int) -> dict[str, Any]:
         m = self.metrics
@@ -447,6 +457,7 @@ class CaseResult:
             "passHatK": {str(k): m.get(f"pass_hat_k@{k}") for k in range(1, runs + 1)},
             "passAtK": {str(k): m.get(f"pass_at_k@{k}") for k in range(1, runs + 1)},
             "gate_passed": m.get("gate_passed") == 1.0,
+            "scores": {name: value for name, value in m.items() if name in self.score_metrics},
             "failing_reasons": [{"reason": reason, "count": count} for reason, count in self.failing_reasons],
         }
 
@@ -480,8 +491,84 @@ class ModelResult:
 
 
 @dataclass(frozen=True)
+class Regression:
+    """A regression-gated metric of one model that got worse than the baseline's by more than the bound."""
+
+    model: str
+    metric: str
+    baseline: float
+    current: float | None  # None: not measured in this run (every attempt of a case errored)
+    drop: float  # how much worse, always positive
+    cases: tuple[str, ...]  # the model's cases whose pass rate fell against the baseline, largest fall first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "metric": self.metric, "baseline": self.baseline, "current": self.current, "drop": self.drop, "cases": list(self.cases)}
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A run that measured fewer attempts than it was asked for: its errored attempts per model, and whether the user accepted that many."""
+
+    errored: Mapping[str, int]  # model -> errored attempts
+    error_rate: float  # errored / attempts over the run
+    max_error_rate: float  # what `--max-error-rate` accepts (0 by default)
+    reason: str  # one line: per model, how many errored and the first error
+
+    @property
+    def accepted(self) -> bool:
+        return self.error_rate <= self.max_error_rate
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "errored": dict(self.errored),
+            "errorRate": self.error_rate,
+            "maxErrorRate": self.max_error_rate,
+            "accepted": self.accepted,
+            "reason": self.reason,
+        }
+
+
+GateStatus = Literal["pass", "fail", "no_baseline", "incomplete"]
+
+
+@dataclass(frozen=True)
+class RunGate:
+    """The run gate's verdict (`evalcore.gate.decide`).
+
+    `status`: `pass` (no regression against the baseline), `fail` (a regression, or a model whose figures could not be
+    measured), `no_baseline` (nothing to compare with yet), `incomplete` (errored attempts beyond what the user accepted).
+    `passed` is what CI reads: true only for `pass`, and for `no_baseline` when the run is green itself.
+    `green`: the run may become the baseline of later runs: it passed (or had no baseline), it is complete, and every
+    case gate is met. Otherwise only `evalcore baseline accept RUN_ID` makes it one.
+    """
+
+    status: GateStatus
+    passed: bool
+    green: bool
+    reason: str  # one line a user can act on
+    baseline_run_id: str | None = None
+    max_drop: float = 0.02
+    regressions: tuple[Regression, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "passed": self.passed,
+            "green": self.green,
+            "reason": self.reason,
+            "baselineRunId": self.baseline_run_id,
+            "maxDrop": self.max_drop,
+            "regressions": [r.to_json() for r in self.regressions],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
 class RunReport:
-    """A behaviour run's report; its JSON (`to_json`) is what `run` writes and `gate` reads, described by docs/report.schema.json."""
+    """A behaviour run's report, typed; its JSON (`to_json`) is what `run --out` writes, the store keeps and `gate` reads,
+    described by docs/report.schema.json. `gate` is set once the run is compared with its baseline, `drift` once the
+    history is read; until then they are None."""
 
     run_id: str
     started_at: str
@@ -493,18 +580,34 @@ class RunReport:
     models: tuple[ModelResult, ...]
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     scorers: tuple[str, ...] = ()  # the ids of the scorers that scored this run
+    incomplete: Incomplete | None = None
+    gate: RunGate | None = None
+    drift: Mapping[str, Any] | None = None
+
+    @property
+    def failing_cases(self) -> list[dict[str, Any]]:
+        """Every (model, case) whose case gate is not met."""
+        return [
+            {
+                "model": model.model,
+                "case": case.id,
+                "kind": case.kind,
+                "passes": _count(case.metrics.get("passes")),
+                "runs": _count(case.metrics.get("scored")),
+                "errored": _count(case.metrics.get("errored")),
+            }
+            for model in self.models
+            for case in model.cases
+            if case.metrics.get("gate_passed") != 1.0
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The report as `run` writes it and the store keeps it (`report_json`), published."""
         return published(self._json())
 
     def _json(self) -> dict[str, Any]:
-        failing = [
-            {"model": model.model, "case": case.id, "kind": case.kind, "passes": _count(case.metrics.get("passes")), "runs": _count(case.metrics.get("scored"))}
-            for model in self.models
-            for case in model.cases
-            if case.metrics.get("gate_passed") != 1.0
-        ]
+        failing = self.failing_cases
+        gate = self.gate
         return {
             "kind": "behaviour",
             "schemaVersion": SCHEMA_VERSION,
@@ -520,9 +623,13 @@ class RunReport:
             "models": [model.to_json(self.runs) for model in self.models],
             "toolCalls": [dict(t) for t in self.tool_calls],
             "caseGates": {"passed": not failing, "failing": failing},
-            "passed": True,
-            "baseline": None,
-            "regressions": [],
+            "incomplete": self.incomplete.to_json() if self.incomplete is not None else None,
+            "gate": gate.to_json() if gate is not None else None,
+            # The gate's verdict at the top level too, as `gate` and CI have always read it.
+            "passed": gate.passed if gate is not None else False,
+            "baseline": gate.baseline_run_id if gate is not None else None,
+            "regressions": [r.to_json() for r in gate.regressions] if gate is not None else [],
+            "drift": dict(self.drift) if self.drift is not None else None,
         }
 
 

@@ -53,7 +53,7 @@ def _run(workspace: Path, reference_url: str, *extra: str) -> int:
 
 
 def test_scripted_run_scores_each_case_and_attempt_exactly(workspace, reference_url, capsys):
-    assert _run(workspace, reference_url) == 0
+    assert _run(workspace, reference_url) == 1  # no baseline yet, and a hard case below its gate: not green
     report = json.loads((workspace / "report.json").read_text())
     (model,) = report["models"]
     assert model["simulated"] is True and [v.split()[-1] for v in model["modelVersions"]] == ["script-v1"]
@@ -67,10 +67,13 @@ def test_scripted_run_scores_each_case_and_attempt_exactly(workspace, reference_
     assert metrics["argument_accuracy"] == pytest.approx(9 / 10)  # judged where selection was right on positive cases
     assert metrics["sequence_accuracy"] == pytest.approx(0.8)
     assert metrics["over_call_rate"] == 0.0
-    assert report["caseGates"]["failing"] == [{"model": model["model"], "case": "weather-paris", "kind": "hard", "passes": 4, "runs": 5}]
-    assert report["passed"] is True and report["baseline"] is None  # the first run is the baseline
+    assert report["caseGates"]["failing"] == [{"model": model["model"], "case": "weather-paris", "kind": "hard", "passes": 4, "runs": 5, "errored": 0}]
+    # A first run is the baseline only when it is green: here a hard case missed its gate, so it is not, and does not pass.
+    assert report["passed"] is False and report["baseline"] is None
+    assert (report["gate"]["status"], report["gate"]["green"]) == ("no_baseline", False)
     out = capsys.readouterr().out
     assert "weather-paris" in out and "(simulated)" in out
+    assert "run gate: NO BASELINE: no baseline yet, and this run cannot be one: 1 case gate(s) not met" in out and "baseline accept" in out
 
     rows = load_attempts(workspace / "evals.duckdb", report["runId"])
     assert len(rows) == 15
@@ -85,8 +88,9 @@ def test_scripted_run_scores_each_case_and_attempt_exactly(workspace, reference_
 
 
 def test_second_run_is_gated_against_the_first(workspace, reference_url):
-    assert _run(workspace, reference_url) == 0
+    assert _run(workspace, reference_url) == 1
     first = json.loads((workspace / "report.json").read_text())
+    assert main(["baseline", "accept", first["runId"], "--db", str(workspace / "evals.duckdb")]) == 0  # accepted by hand
     worse = SCRIPT.replace("3: {calls: [{name: get_weather, args: {city: Lyon}}]}", "2: {no_call: true}\n      3: {no_call: true}")
     (workspace / "script.yaml").write_text(worse)
     assert _run(workspace, reference_url) == 1
@@ -97,13 +101,14 @@ def test_second_run_is_gated_against_the_first(workspace, reference_url):
     # the red run does not become the baseline: the next run still compares with the first
     (workspace / "script.yaml").write_text(SCRIPT)
     assert _run(workspace, reference_url) == 0
-    assert json.loads((workspace / "report.json").read_text())["baseline"] == first["runId"]
+    third = json.loads((workspace / "report.json").read_text())
+    assert third["baseline"] == first["runId"] and third["gate"]["green"] is False  # it passed, but a case gate is unmet
 
 
 def test_cache_reuses_stored_attempts_of_unchanged_cases(workspace, reference_url):
-    assert _run(workspace, reference_url) == 0
+    assert _run(workspace, reference_url) == 1  # not green (a hard case misses its gate), so no baseline for the next
     first = json.loads((workspace / "report.json").read_text())["runId"]
-    assert _run(workspace, reference_url, "--cache") == 0
+    assert _run(workspace, reference_url, "--cache") == 1
     second = json.loads((workspace / "report.json").read_text())["runId"]
     rows = load_attempts(workspace / "evals.duckdb", second)
     assert len(rows) == 15 and {r["cached_from"] for r in rows} == {first}
@@ -207,7 +212,7 @@ def test_kill_9_loses_no_acknowledged_attempt_and_resume_finishes(workspace, ref
 
     (workspace / "script.yaml").write_text(SCRIPT)  # the model answers again; the golden set and server are unchanged
     done = subprocess.run([*command, "--resume", run["run_id"], "--out", str(workspace / "report.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1 and "run gate: NO BASELINE" in done.stdout, done.stderr  # finished; a hard case misses its gate
     rows = load_attempts(db, run["run_id"])
     assert len(rows) == 15 and len({(r["case_id"], r["attempt"]) for r in rows}) == 15
     assert kept <= {(r["case_id"], r["attempt"]) for r in rows}

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from evalcore.cli import main
 from evalcore.errors import ConfigError
-from evalcore.gate import compare_to_baseline, load_report, render_gate, select_baseline
+from evalcore.gate import compare_to_baseline, decide, render_gate
+from evalcore.records import Incomplete
 
 BASE_METRICS = {
     "selection_accuracy": 0.90,
@@ -43,7 +45,16 @@ def report(
             for case_id, rate in case_rates.items()
         ],
     }
-    result: dict[str, Any] = {"kind": "behaviour", "runId": run_id, "passed": passed, "runs": 5, "models": [entry]}
+    failing = [{"model": model, "case": c["id"], "kind": c["kind"], "passes": c["passes"], "runs": 5} for c in entry["cases"] if not c["gate_passed"]]
+    result: dict[str, Any] = {
+        "kind": "behaviour",
+        "runId": run_id,
+        "passed": passed,
+        "runs": 5,
+        "models": [entry],
+        "caseGates": {"passed": not failing, "failing": failing},
+        "golden": {"path": "golden/tasks.yaml"},
+    }
     if started is not None:
         result["startedAt"] = started
     return result
@@ -63,7 +74,7 @@ def test_argument_accuracy_drop_beyond_bound_fails_and_names_the_cases() -> None
     regression = result.regressions[0]
     assert (regression.model, regression.metric, regression.baseline, regression.current) == ("sim/lexical", "argument_accuracy", 0.85, 0.80)
     assert regression.drop == pytest.approx(0.05)
-    assert regression.cases == ["weather-paris", "refund-search"]  # fell 0.4, then 0.2; unchanged cases not named
+    assert regression.cases == ("weather-paris", "refund-search")  # fell 0.4, then 0.2; unchanged cases not named
 
 
 def test_drift_within_the_bound_passes() -> None:
@@ -77,7 +88,7 @@ def test_over_call_rate_rising_fails_and_falling_passes() -> None:
     rising = compare_to_baseline(report("now", metrics={"over_call_rate": 0.20}, cases={"chitchat": 0.6}), report())
     assert [r.metric for r in rising.regressions] == ["over_call_rate"]
     assert rising.regressions[0].drop == pytest.approx(0.10)
-    assert rising.regressions[0].cases == ["chitchat"]
+    assert rising.regressions[0].cases == ("chitchat",)
     assert compare_to_baseline(report("now", metrics={"over_call_rate": 0.0}), report()).passed
 
 
@@ -101,19 +112,30 @@ def test_model_dropped_from_the_run_is_noted() -> None:
     assert "sim/lexical: in the baseline but not in this run" in result.notes
 
 
-def test_metric_none_on_either_side_is_skipped_with_a_note() -> None:
-    current = report("now", metrics={"task_completion": 0.2, "sequence_accuracy": None})
+def test_a_metric_the_baseline_lacks_is_noted_and_one_this_run_lacks_fails() -> None:
+    current = report("now", metrics={"task_completion": 0.2})
     result = compare_to_baseline(current, report())
     assert result.passed
-    assert result.notes == [
-        "sim/lexical: not compared, no value on one side: sequence_accuracy (baseline 0.500, now None), task_completion (baseline None, now 0.200)"
-    ]
+    assert result.notes == ["sim/lexical: not compared, no value in the baseline: task_completion (not in the baseline)"]
+    # A figure the baseline has and this run could not measure (a case errored on every attempt) never reads as a pass.
+    unmeasured = compare_to_baseline(report("now", metrics={"pass_rate": None}), report())
+    assert not unmeasured.passed
+    assert [(r.metric, r.current) for r in unmeasured.regressions] == [("pass_rate", None)]
+    assert "not measured now" in render_gate(unmeasured)
 
 
 def test_every_regression_of_a_model_is_reported() -> None:
     current = report("now", metrics={"selection_accuracy": 0.7, "pass_rate": 0.5, "over_call_rate": 0.3})
     result = compare_to_baseline(current, report())
-    assert [r.metric for r in result.regressions] == ["selection_accuracy", "over_call_rate", "pass_rate"]
+    assert sorted(r.metric for r in result.regressions) == ["over_call_rate", "pass_rate", "selection_accuracy"]
+
+
+def test_a_run_with_errored_attempts_never_passes_the_comparison() -> None:
+    current = report("now", metrics={"errored": 3.0})
+    result = compare_to_baseline(current, report())
+    assert not result.passed and result.regressions == [] and result.incomplete == "3 errored attempt(s)"
+    accepted = {**current, "incomplete": {"accepted": True, "reason": "m: 3 of 20 attempts errored"}}
+    assert compare_to_baseline(accepted, report()).passed
 
 
 def test_render_names_the_cases_responsible() -> None:
@@ -132,44 +154,43 @@ def test_render_says_when_no_case_explains_the_drop() -> None:
     assert "no single case's pass rate fell" in text
 
 
-def test_select_baseline_takes_the_newest_green_run() -> None:
-    reports = [
-        report("old-green", started="2026-08-01T10:00:00+00:00"),
-        report("new-green", started="2026-08-02T10:00:00+00:00"),
-        report("newest-red", started="2026-08-03T10:00:00+00:00", passed=False),
-        report("no-time", started=None),
-    ]
-    chosen = select_baseline(reports)
-    assert chosen is not None and chosen["runId"] == "new-green"
+def test_without_a_baseline_a_red_run_does_not_pass_and_is_no_baseline() -> None:
+    red = report("first", cases={"weather-paris": 0.0, "refund-search": 0.0, "billing-lookup": 0.0, "chitchat": 0.0})
+    gate = decide(red, None, max_drop=0.02, incomplete=None)
+    assert (gate.status, gate.passed, gate.green) == ("no_baseline", False, False)
+    assert "no baseline yet" in gate.reason and "baseline accept" in gate.reason and "4 case gate(s) not met" in gate.reason
+    green = report("first", cases={"billing-lookup": 0.8})
+    gate = decide(green, None, max_drop=0.02, incomplete=None)
+    assert (gate.status, gate.passed, gate.green) == ("no_baseline", True, True)
+    assert "becomes the baseline" in gate.reason
 
 
-def test_select_baseline_without_a_green_run_is_none() -> None:
-    assert select_baseline([report("red", passed=False)]) is None
-    assert select_baseline([]) is None
+def test_an_incomplete_run_fails_its_gate_unless_its_error_rate_was_accepted() -> None:
+    now = report("now", cases={"billing-lookup": 0.8}, metrics={"errored": 1.0})
+    incomplete = Incomplete({"sim/lexical": 1}, 0.05, 0.0, "sim/lexical: 1 of 20 attempts errored")
+    gate = decide(now, report(), max_drop=0.02, incomplete=incomplete)
+    assert (gate.status, gate.passed, gate.green) == ("incomplete", False, False) and "--resume" in gate.reason
+    accepted = Incomplete({"sim/lexical": 1}, 0.05, 0.1, "sim/lexical: 1 of 20 attempts errored")
+    gate = decide({**now, "incomplete": accepted.to_json()}, report(), max_drop=0.02, incomplete=accepted)
+    assert (gate.status, gate.passed, gate.green) == ("pass", True, False)  # it passes, but is never a baseline
 
 
-def test_select_baseline_mixes_zoned_and_naive_times() -> None:
-    reports = [report("naive", started="2026-08-02T09:00:00"), report("zoned", started="2026-08-02T10:00:00+02:00")]
-    chosen = select_baseline(reports)  # 10:00+02:00 is 08:00 UTC, before 09:00 read as UTC
-    assert chosen is not None and chosen["runId"] == "naive"
+def test_a_passing_run_with_an_unmet_case_gate_is_not_green() -> None:
+    gate = decide(report("now"), report(), max_drop=0.02, incomplete=None)
+    assert (gate.status, gate.passed, gate.green) == ("pass", True, False)
+    assert "not a baseline" in gate.reason and "billing-lookup" in gate.reason
 
 
-def test_load_report_round_trip_and_refusals(tmp_path: Path) -> None:
-    good = tmp_path / "behaviour.json"
-    good.write_text(json.dumps(report("r1")), encoding="utf-8")
-    assert load_report(good)["runId"] == "r1"
-
+def test_the_gate_command_without_a_baseline_fails_a_red_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report("first") | {"gate": {"green": False}}), encoding="utf-8")
+    assert main(["gate", "--report", str(path), "--db", str(tmp_path / "none.duckdb")]) == 1
+    assert "no baseline yet" in capsys.readouterr().out
+    path.write_text(json.dumps(report("first") | {"gate": {"green": True}}), encoding="utf-8")
+    assert main(["gate", "--report", str(path), "--db", str(tmp_path / "none.duckdb")]) == 0
     conformance = tmp_path / "conformance.json"
     conformance.write_text(json.dumps({"target": "http://x", "checks": []}), encoding="utf-8")
-    with pytest.raises(ConfigError, match="not a behaviour report"):
-        load_report(conformance)
-
-    broken = tmp_path / "broken.json"
-    broken.write_text("{", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not JSON"):
-        load_report(broken)
-    with pytest.raises(ConfigError, match="cannot read"):
-        load_report(tmp_path / "absent.json")
+    assert main(["gate", "--report", str(conformance)]) == 2
 
 
 def test_compare_refuses_a_malformed_report() -> None:

@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import random
+from dataclasses import replace
 from datetime import date
 from fractions import Fraction
 from pathlib import Path
@@ -18,12 +19,12 @@ import duckdb
 import jsonschema
 import pytest
 
-from evalcore.behaviour.report import finalise_report
-from evalcore.gate import GATED_METRICS, LOWER_IS_BETTER, compare_to_baseline, load_report
+from evalcore.behaviour.report import build_report
+from evalcore.gate import compare_to_baseline, decide
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.records import SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
-from evalcore.scoring.registry import get
+from evalcore.scoring.registry import get, regression_metrics
 from evalcore.store import behaviour as store
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
@@ -97,6 +98,7 @@ def _records(rng: random.Random) -> list[AttemptRecord]:
                         input_tokens=rng.randint(10, 900),
                         output_tokens=rng.randint(1, 200),
                         cost_usd=cost,
+                        error_kind="provider" if errored else None,
                         retries=3 if errored else rng.choice((0, 0, 1)),
                         transcript_json=json.dumps({"messages": [], "turns": [], "executions": []}),
                     )
@@ -125,10 +127,17 @@ def randomised_run(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path
     records = _records(rng)
     rng.shuffle(records)  # stored in finishing order, not case order
     store.write_attempts(db, "r1", records)
-    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
-    report = finalise_report(db, "r1", golden, MODELS)
-    store.finish_run(db, "r1", status="complete", passed=True, report=report)
+    report = _finish(db, "r1", records)
     return db, "r1", report, records
+
+
+def _finish(db: Path, run_id: str, records: list[AttemptRecord]) -> dict[str, Any]:
+    """What the runner does at a run's end: metrics once, the gated report, one write to the store."""
+    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
+    report, metric_sets = build_report(store.load_run(db, run_id), golden, records, MODELS)
+    gated = replace(report, gate=decide(report.to_json(), None, max_drop=0.02, incomplete=report.incomplete))
+    store.finish_run(db, gated, metric_sets)
+    return gated.to_json()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -182,8 +191,8 @@ def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_ru
     path.write_text(json.dumps(report), encoding="utf-8")
     baseline = json.loads(path.read_text(encoding="utf-8"))
     for entry in baseline["models"]:
-        entry["metrics"] = {metric: (0.0 if metric in LOWER_IS_BETTER else 1.0) for metric in GATED_METRICS}
-    result = compare_to_baseline(load_report(path), baseline, max_drop=0.0)
+        entry["metrics"] = {metric: (0.0 if direction == "lower" else 1.0) for metric, direction in regression_metrics()}
+    result = compare_to_baseline(json.loads(path.read_text(encoding="utf-8")), baseline, max_drop=0.0)
     assert result.regressions
     for regression in result.regressions:
         assert regression.current == by_model[regression.model]["metrics"][regression.metric]
@@ -236,8 +245,8 @@ def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_ru
 
 def test_a_resume_recomputes_and_replaces_the_stored_metrics(randomised_run):
     db, run_id, report, _ = randomised_run
-    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
-    again = finalise_report(db, run_id, golden, MODELS)
+    again = _finish(db, run_id, store.load_attempt_records(db, run_id))
+
     assert again["models"] == report["models"]
     assert len(store.load_metrics(db, run_id)) == len(MODELS) * len(CASES) + len(MODELS) + 1
 

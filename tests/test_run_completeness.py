@@ -79,7 +79,7 @@ def test_a_run_with_errored_attempts_is_incomplete_and_exits_1(incomplete_run):
     done, db, report_path = incomplete_run
     assert done.returncode == 1, done.stdout + done.stderr
     gate_line = done.stdout.strip().splitlines()[-1]
-    assert gate_line.startswith("run gate: INCOMPLETE, not a baseline: sim/script:") and "2 of 56 attempts errored" in gate_line
+    assert gate_line.startswith("run gate: INCOMPLETE: not a baseline: sim/script:") and "2 of 56 attempts errored" in gate_line
     assert "invalid api key" in gate_line and "PASS" not in done.stdout
     report = json.loads(report_path.read_text())
     assert report["passed"] is False and report["baseline"] is None

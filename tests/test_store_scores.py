@@ -12,7 +12,7 @@ from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store import behaviour as store
 from evalcore.store.db import MIGRATIONS, SCHEMA_VERSION, connect
 
-OLD_COLUMNS = store.ATTEMPT_COLUMNS
+OLD_COLUMNS = store.ATTEMPT_COLUMNS.replace(", error_kind", "")  # what a schema-3 store had
 
 
 def _schema_3_store(path: Path) -> list[tuple[object, ...]]:

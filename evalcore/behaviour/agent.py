@@ -76,19 +76,22 @@ async def run_agent(
     user_turns: list[UserTurn] = []
     answers = responder or RefusingResponder()
 
-    def transcript(final_text: str | None, stop_reason: StopReason, error: str | None = None, retries: int = 0) -> Transcript:
-        return Transcript(tuple(messages), tuple(turns), tuple(executions), final_text, stop_reason, error, retries, user_turns=tuple(user_turns))
+    def transcript(final_text: str | None, stop_reason: StopReason, error: str | None = None, retries: int = 0, failed_ms: float = 0.0) -> Transcript:
+        return Transcript(
+            tuple(messages), tuple(turns), tuple(executions), final_text, stop_reason, error, retries, user_turns=tuple(user_turns), failed_call_ms=failed_ms
+        )
 
     for step in range(max_steps):
         if refresh_tools is not None and step > 0:
             # A client that re-lists tools between turns sees a definition change (a rug pull) at once.
             tools = AgentTools.from_mcp(await refresh_tools())
+        started = time.perf_counter()
         try:
             with spans.model_call_span(model) as span:
                 turn = await models.complete(model, messages, tools.openai_tools, tools.name_map, context=context)
                 spans.record_model_turn(span, turn)
-        except ModelError as exc:
-            return transcript(None, "model_error", str(exc), retries=exc.retries)
+        except ModelError as exc:  # the time it took to fail, retries included, is the attempt's latency too
+            return transcript(None, "model_error", str(exc), retries=exc.retries, failed_ms=(time.perf_counter() - started) * 1000)
         turns.append(turn)
         messages.append(dict(turn.raw_message))
         if not turn.tool_calls:

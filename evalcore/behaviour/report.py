@@ -1,75 +1,65 @@
-"""Orchestration output: the behaviour report (JSON) and its terminal summary, built from stored attempts.
+"""Orchestration output: a behaviour run's typed report, built in memory from its attempt records, and its terminal summary.
 
-Two kinds of gate, kept apart on purpose:
+The runner holds every attempt record of the run; `build_report` computes the
+metrics once (`evalcore.scoring.metrics.run_metrics`) and assembles the
+`RunReport` from the records and those metric sets. Nothing is read back from
+the store. Two kinds of gate, kept apart on purpose:
 - case gates: each case's pass count over its runs (hard cases need runs/runs,
-  soft cases 4/5); they are verdicts per case, shown in the summary;
-- the run gate (`passed`): no metric dropped more than `max_drop` below the
-  last green run (the first run, with no baseline, is green). CI gates on
-  this, not on absolute thresholds.
+  soft cases 4/5; an errored attempt means the gate is not met);
+- the run gate (`evalcore.gate.decide`): the drop against the last green run,
+  whether the run is incomplete, and whether it is green itself.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import CaseResult, MetricSet, ModelResult, RunReport
-from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, parsed_transcripts, tool_call_stats
-from evalcore.scoring.errored import is_errored
+from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport
+from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
+from evalcore.scoring.registry import registered
 from evalcore.scoring.stats import required_passes
-from evalcore.store import behaviour as store
-from evalcore.store.behaviour import score_from_row
-
-METRIC_NAMES = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate", "task_completion", "pass_rate")
-
-
-def metric_attempts(rows: Sequence[Mapping[str, Any]]) -> list[MetricAttempt]:
-    """Stored attempt rows (`store.load_attempts`) as the metrics read them."""
-    return [store.metric_attempt(row) for row in rows]
-
-
-def finalise_report(db_path: Path, run_id: str, golden: GoldenSet, models: Sequence[ModelSpec]) -> dict[str, Any]:
-    """At the end of a run (or a resume): compute every metric once, store it, and build the report from the stored numbers."""
-    rows = store.load_attempts(db_path, run_id)
-    run = store.load_run(db_path, run_id)
-    store.write_metrics(db_path, run_id, run_metrics(metric_attempts(rows), int(run["runs"])))
-    for earlier in store.runs_without_metrics(db_path):  # complete runs recorded before metrics were stored: once
-        store.write_metrics(db_path, earlier["run_id"], run_metrics(metric_attempts(store.load_attempts(db_path, earlier["run_id"])), int(earlier["runs"])))
-    return build_report(run, golden, rows, models, store.load_metrics(db_path, run_id))
 
 
 def build_report(
-    run: Mapping[str, Any], golden: GoldenSet, rows: Sequence[Mapping[str, Any]], models: Sequence[ModelSpec], metric_sets: Sequence[MetricSet]
-) -> dict[str, Any]:
-    """The report of one run from its stored attempts and its stored metrics (see `evalcore.scoring.metrics`), without the run gate."""
+    run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord], models: Sequence[ModelSpec], *, max_error_rate: float = 0.0
+) -> tuple[RunReport, list[MetricSet]]:
+    """The report of one run from its attempt records, and the metric sets it was built from (what the store keeps).
+
+    `run` holds the run's identity: run_id, started_at, run_date, runs, golden_path, golden_hash, server_target,
+    server_name, server_fingerprint. The report has no gate and no drift yet (`evalcore.gate.decide`, the drift detector).
+    """
+    runs = int(run["runs"])
+    metric_sets = run_metrics([MetricAttempt.of(record) for record in records], runs)
     case_sets = {(m.model, m.case_id): m for m in metric_sets if m.scope == "case"}
     model_sets = {m.model: m for m in metric_sets if m.scope == "model"}
     run_set = next((m for m in metric_sets if m.scope == "run"), None)
-    kinds = {case.id: case.kind for case in golden.cases}
-    transcripts = parsed_transcripts(rows)
+    score_metrics = tuple(scorer.metric for scorer in registered())
+    transcripts: dict[str, list[dict[str, Any]]] = {}
     versions: dict[str, set[str]] = {}
     reasons: dict[tuple[str, str], Counter[str]] = {}
     scorers: dict[str, None] = {}
-    for row in rows:
-        if row["model_version"]:
-            versions.setdefault(row["model"], set()).add(row["model_version"])
-        counter = reasons.setdefault((row["model"], row["case_id"]), Counter())
-        if not row["passed"]:
-            counter.update(score_from_row(row).reasons)
-        scorers.update(dict.fromkeys(score.scorer for score in row.get("scores") or ()))
+    for record in records:
+        transcripts.setdefault(record.model, []).append(json.loads(record.transcript_json) if record.transcript_json else {})
+        if record.model_version:
+            versions.setdefault(record.model, set()).add(record.model_version)
+        counter = reasons.setdefault((record.model, record.case_id), Counter())
+        if not record.score.passed:
+            counter.update(record.score.reasons)
+        scorers.update(dict.fromkeys(score.scorer for score in record.score.scores))
     model_results = []
     for spec in models:
-        model_rows = [row for row in rows if row["model"] == spec.name]
-        cases = tuple(
-            CaseResult(case_id, kinds[case_id], metrics.values, tuple(reasons.get((spec.name, case_id), Counter()).most_common()))
-            for (model, case_id), metrics in case_sets.items()
-            if model == spec.name and case_id in kinds
+        mine = [record for record in records if record.model == spec.name]
+        cases = tuple(  # in the golden set's order, whatever order the attempts finished in
+            CaseResult(case.id, case.kind, metrics.values, _most_common_first(reasons.get((spec.name, case.id), Counter())), score_metrics)
+            for case in golden.cases
+            if (metrics := case_sets.get((spec.name, case.id))) is not None
         )
         model_metrics = model_sets[spec.name].values if spec.name in model_sets else {}
         model_results.append(
@@ -79,63 +69,68 @@ def build_report(
                 model_versions=tuple(sorted(versions.get(spec.name, ()))),
                 metrics=model_metrics,
                 cases=cases,
-                price_known=all(row["cost_usd"] is not None for row in model_rows),
+                price_known=all(record.cost_usd is not None for record in mine),
                 model_calls=_model_calls_dict(model_call_stats(spec.name, transcripts.get(spec.name, []))),
                 tool_calls=tuple(_tool_calls_dict(stats) for stats in tool_call_stats(transcripts.get(spec.name, []))),
-                robustness=robustness_metrics(model_rows, golden, model_metrics),
+                robustness=robustness_metrics(mine, golden, model_metrics),
             )
         )
     report = RunReport(
         run_id=run["run_id"],
-        started_at=run["started_at"].isoformat(),
+        started_at=run["started_at"].isoformat() if hasattr(run["started_at"], "isoformat") else str(run["started_at"]),
         run_date=str(run["run_date"]),
-        runs=int(run["runs"]),
+        runs=runs,
         golden={"path": run["golden_path"], "hash": run["golden_hash"], "cases": len(golden.cases)},
         server={"target": run["server_target"], "name": run["server_name"], "fingerprint": run["server_fingerprint"]},
         metrics=run_set.values if run_set is not None else {},
         models=tuple(model_results),
         tool_calls=tuple(_tool_calls_dict(stats) for stats in tool_call_stats(t for group in transcripts.values() for t in group)),
         scorers=tuple(scorers),
+        incomplete=incompleteness(records, max_error_rate),
     )
-    return report.to_json()
+    return report, metric_sets
 
 
-def apply_baseline(report: dict[str, Any], baseline: Mapping[str, Any] | None, max_drop: float) -> dict[str, Any]:
-    """Set the run gate: compare with the last green run's report (none: this run is green)."""
-    from evalcore.gate import compare_to_baseline
-
-    if baseline is None:
-        return {**report, "passed": True, "baseline": None, "regressions": []}
-    result = compare_to_baseline(report, baseline, max_drop)
-    return {
-        **report,
-        "passed": result.passed,
-        "baseline": baseline.get("runId"),
-        "maxDrop": max_drop,
-        "regressions": [
-            {"model": r.model, "metric": r.metric, "baseline": r.baseline, "current": r.current, "drop": r.drop, "cases": list(r.cases)}
-            for r in result.regressions
-        ],
-        "gateNotes": list(result.notes),
-    }
+def _most_common_first(counter: Counter[str]) -> tuple[tuple[str, int], ...]:
+    """(reason, count), most common first, ties by reason: the same order whatever order the attempts finished in."""
+    return tuple(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
 
 
-def robustness_metrics(rows: Sequence[Mapping[str, Any]], golden: GoldenSet, metrics: Mapping[str, float | None]) -> dict[str, Any] | None:
+def incompleteness(records: Sequence[AttemptRecord], max_error_rate: float = 0.0) -> Incomplete | None:
+    """The run's errored attempts per model with the first error of each, or None when every attempt was scored."""
+    totals: Counter[str] = Counter(record.model for record in records)
+    errored: dict[str, list[AttemptRecord]] = {}
+    for record in records:
+        if record.errored:
+            errored.setdefault(record.model, []).append(record)
+    if not errored:
+        return None
+    parts = []
+    for model, failed in errored.items():
+        kinds = ", ".join(f"{count} {kind}" for kind, count in Counter(str(r.error_kind) for r in failed).items())
+        first = next((r.score.reasons[0] for r in failed if r.score.reasons), "no error text")
+        parts.append(f"{model}: {len(failed)} of {totals[model]} attempts errored ({kinds}; first: {first})")
+    rate = sum(len(failed) for failed in errored.values()) / len(records)
+    return Incomplete({model: len(failed) for model, failed in errored.items()}, rate, max_error_rate, "; ".join(parts))
+
+
+def robustness_metrics(records: Sequence[AttemptRecord], golden: GoldenSet, metrics: Mapping[str, float | None]) -> dict[str, Any] | None:
     """Layer 2 per model: the stored rates (robustness, attack success, refusal), with the counts and breakdowns behind them.
 
     Counts are of scored attempts, the rates' denominators; attack success by surface is the
     same mean as attack_success_rate, per surface. None when the model ran no Layer 2 case.
     """
     surfaces = {case.id: case.attack.surface for case in golden.cases if case.attack is not None}
-    scored = [row for row in rows if not is_errored(row["stop_reason"])]
-    faulted = [row for row in scored if row.get("robustness_outcome") is not None]
-    attacked = [row for row in scored if row.get("attack_attempted") is not None]
+    scored = [record for record in records if not record.errored and record.robustness is not None]
+    faulted = [record for record in scored if record.robustness is not None and record.robustness.outcome is not None]
+    attacked = [record for record in scored if record.robustness is not None and record.robustness.attack_attempted is not None]
     if not faulted and not attacked:
         return None
-    outcomes = Counter(str(row["robustness_outcome"]) for row in faulted)
+    outcomes = Counter(str(record.robustness.outcome) for record in faulted if record.robustness is not None)
     by_surface: dict[str, list[bool]] = {}
-    for row in attacked:
-        by_surface.setdefault(surfaces.get(row["case_id"], "unknown"), []).append(bool(row["attack_attempted"]))
+    for record in attacked:
+        assert record.robustness is not None
+        by_surface.setdefault(surfaces.get(record.case_id, "unknown"), []).append(bool(record.robustness.attack_attempted))
     return {
         "faulted_attempts": len(faulted),
         "robustness_rate": metrics.get("robustness_rate"),
@@ -186,21 +181,18 @@ def render_summary(report: Mapping[str, Any]) -> str:
     verdict = "all passed" if not failing else f"{len(failing)} below their gate"
     lines.append(f"case gates (hard {runs}/{runs}, soft {required_passes('soft', runs)}/{runs}): {verdict}")
     for entry in failing[:20]:
-        lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {entry['passes']}/{entry['runs']}")
+        errored = f" ({entry['errored']} errored)" if entry.get("errored") else ""
+        lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {entry['passes']}/{entry['runs']}{errored}")
     if len(failing) > 20:
         lines.append(f"  … and {len(failing) - 20} more (see the JSON report)")
     lines.append("")
-    if report.get("incomplete"):
-        lines.append(f"run gate: INCOMPLETE, not a baseline: {report['incomplete']['reason']}")
-    elif report.get("baseline") is None:
-        lines.append("run gate: PASS (no earlier green run to compare with; this run becomes the baseline)")
-    elif report["passed"]:
-        lines.append(f"run gate: PASS (no metric dropped more than the bound below green run {report['baseline']})")
-    else:
-        lines.append(f"run gate: FAIL against green run {report['baseline']}:")
-        for regression in report["regressions"]:
-            cases = ", ".join(regression["cases"][:5]) or "no single case"
-            lines.append(f"  {regression['model']}: {regression['metric']} {regression['baseline']:.3f} -> {regression['current']:.3f} (cases: {cases})")
+    gate = report.get("gate") or {}
+    status = str(gate.get("status") or "none").upper().replace("_", " ")
+    lines.append(f"run gate: {status}: {gate.get('reason', '')}")
+    for regression in gate.get("regressions") or []:
+        cases = ", ".join(regression["cases"][:5]) or "no single case"
+        current = "not measured" if regression["current"] is None else f"{regression['current']:.3f}"
+        lines.append(f"  {regression['model']}: {regression['metric']} {regression['baseline']:.3f} -> {current} (cases: {cases})")
     return "\n".join(lines)
 
 

@@ -1,11 +1,15 @@
-"""Orchestration: run a golden set through models against a live MCP server, repeated, stored in batches.
+"""Orchestration: run a golden set through models against a live MCP server, repeated, and hand the store one finished run.
 
 Cases x models x attempts run concurrently (a global limit and a per-model
-limit). Finished attempts go to the store in batches, each batch one
-transaction, so a crash loses only attempts that were never acknowledged.
-A run can be resumed by id; `--cache` reuses stored attempts of an
-unchanged case on an unchanged server and model (the attempt number is part
-of the key, so repeats stay independent samples).
+limit). The runner keeps every attempt record in memory; finished attempts
+also go to the store in batches, each batch one transaction, so a crash loses
+only attempts that were never acknowledged. At the end the runner computes the
+run's metrics once, in memory, builds the typed report, gates it against the
+last green run, and hands the store the finished run (metrics and report) in
+one write. A run can be resumed by id: the attempts it lacks and the errored
+ones are run again. `--cache` reuses stored attempts of an unchanged case on
+an unchanged server and model (the attempt number is part of the key, so
+repeats stay independent samples).
 """
 
 from __future__ import annotations
@@ -22,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.agent import AgentTools, run_agent
-from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
-from evalcore.behaviour.report import apply_baseline, finalise_report
+from evalcore.behaviour.report import build_report
 from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.faults.proxy import FaultProxy, running_fault_proxy
 from evalcore.fingerprint import canonical_json, server_fingerprint
+from evalcore.gate import decide
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
@@ -39,13 +43,12 @@ from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
-from evalcore.records import AttemptRecord, JudgeVerdict
+from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
 from evalcore.scoring.attempt import score_attempt
-from evalcore.scoring.errored import is_errored
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
-from evalcore.store.behaviour import robustness_from_row, score_from_row
 from evalcore.target import Target
+from evalcore.taxonomy import ErrorKind, provider_error_kind
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
 from evalcore.transport.base import Limits
@@ -66,6 +69,7 @@ class BehaviourConfig:
     max_steps: int = 8
     run_date: date | None = None  # the date the run stands for; today by default
     max_drop: float = 0.02  # the run gate: largest tolerated drop of a metric below the last green run
+    max_error_rate: float = 0.0  # errored attempts / attempts a run may have and still pass its gate (never be green)
     # A batch is one short-lived DuckDB connection, and opening one costs ~13 ms of CPU whatever it writes;
     # batch_seconds, not batch_size, bounds how long a finished attempt waits to be stored.
     batch_size: int = 100
@@ -107,8 +111,8 @@ async def run_behaviour(
     resume_run_id: str | None = None,
     new_run_id: str | None = None,
     progress: ProgressCallback | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) a behaviour evaluation and return its report; the report is also stored with the run.
+) -> RunReport:
+    """Run (or resume) a behaviour evaluation and return its gated report; the report is also stored with the run.
 
     Each attempt is traced (see `evalcore.telemetry`) when an OTLP endpoint is configured.
     """
@@ -123,7 +127,7 @@ async def _run_behaviour(
     resume_run_id: str | None,
     new_run_id: str | None,
     progress: ProgressCallback | None,
-) -> dict[str, Any]:
+) -> RunReport:
     start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
@@ -153,19 +157,23 @@ async def _run_behaviour(
             )
         try:
             with _fault_proxy(config, golden, target) as proxy:
-                await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
+                records = await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+            store.fail_run(config.db_path, run_id, status=status, error=f"{type(exc).__name__}: {exc}")
             raise
-        report = finalise_report(config.db_path, run_id, golden, config.models)
-        rows = store.load_attempts(config.db_path, run_id)
-        baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=run_id)
-        report = mark_incomplete(apply_baseline(report, baseline, config.max_drop), rows)
-        store.finish_run(config.db_path, run_id, status="complete", passed=report["passed"], report=report)
-        return report
+        return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
+
+
+def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> RunReport:
+    """Compute the run's metrics once, build and gate its report, and hand the store the finished run; the gated report."""
+    report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
+    baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=report.run_id)
+    gated = replace(report, gate=decide(report.to_json(), baseline, max_drop=config.max_drop, incomplete=report.incomplete))
+    store.finish_run(config.db_path, gated, metric_sets)
+    return gated
 
 
 async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -195,8 +203,8 @@ def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: Target) -> 
 
 def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
     run = store.load_run(config.db_path, run_id)
-    if run["effective_status"] == "complete":
-        raise ConfigError(f"run {run_id} is already complete; nothing to resume")
+    if run["effective_status"] == "complete" and not store.errored_attempt_keys(config.db_path, run_id):
+        raise ConfigError(f"run {run_id} is already complete, with every attempt scored; nothing to resume")
     if run["effective_status"] == "running":
         raise ConfigError(f"run {run_id} is still running (pid {run['pid']}); resume it only after it stopped or crashed")
     if run["golden_hash"] != golden.content_hash:
@@ -222,8 +230,13 @@ async def _execute(
     proxy: FaultProxy | None = None,
     *,
     resuming: bool = False,
-) -> None:
-    done = store.done_attempt_keys(config.db_path, run_id) if resuming else set()
+) -> list[AttemptRecord]:
+    """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory."""
+    kept: list[AttemptRecord] = []
+    if resuming:
+        store.forget_errored_attempts(config.db_path, run_id)
+        kept = store.load_attempt_records(config.db_path, run_id)
+    done = {(record.model, record.case_id, record.attempt) for record in kept}
     hashes = {case.id: case_hash(case) for case in golden.cases}
     items = [
         WorkItem(model, case, attempt, hashes[case.id])
@@ -246,6 +259,7 @@ async def _execute(
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
+    records: list[AttemptRecord] = list(kept)
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
@@ -255,6 +269,7 @@ async def _execute(
         else:
             async with overall, per_model[item.model.name]:
                 record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy)
+        records.append(record)
         await queue.put(record)
         finished += 1
         if progress:
@@ -265,6 +280,7 @@ async def _execute(
     finally:
         await queue.put(None)
         await writer  # every finished attempt is acknowledged before we return or re-raise
+    return records
 
 
 async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Queue[AttemptRecord | None]) -> None:
@@ -353,7 +369,10 @@ async def _attempt_record(
             transcript = replace(transcript, state=await read_state(client, item.case.expect_state))
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
-    if config.judge is not None and rubric and transcript.stop_reason == "final":
+    error_kind: ErrorKind | None = provider_error_kind(transcript.stop_reason)
+    error_reason = f"provider error: {transcript.error}" if error_kind else None
+    judge_expected = config.judge is not None and bool(rubric)
+    if judge_expected and config.judge is not None and transcript.stop_reason == "final":
         from evalcore.models.judge import judge_answer
 
         try:
@@ -366,8 +385,8 @@ async def _attempt_record(
                 final_text=transcript.final_text,
                 models=models,
             )
-        except ModelError:
-            judge = None  # a judge outage leaves the attempt unjudged rather than failing it or the run
+        except ModelError as exc:  # the rubric cannot be skipped: the attempt is errored (judge), never passed without it
+            error_kind, error_reason = "judge", f"judge error: {exc}"
     fired = faults_fired(injection, events) if injection is not None else 0
     score = score_attempt(
         item.case,
@@ -376,10 +395,12 @@ async def _attempt_record(
         executions=transcript.executions,
         final_text=transcript.final_text,
         faults_fired=fired,
-        errored=f"{transcript.stop_reason.replace('_', ' ')}: {transcript.error}" if is_errored(transcript.stop_reason) else None,
+        errored=error_reason,
         user_turns=transcript.user_turns,
         state=transcript.state,
         stop_reason=transcript.stop_reason,
+        model_turns=len(transcript.turns),
+        judge_expected=judge_expected,
     )
     robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
     stored_transcript = transcript.to_json()
@@ -399,7 +420,7 @@ async def _attempt_record(
         final_text=transcript.final_text,
         stop_reason=transcript.stop_reason,
         error=transcript.error,
-        latency_ms=sum(t.latency_ms for t in turns) if turns else None,
+        latency_ms=sum(t.latency_ms for t in turns) + transcript.failed_call_ms if turns or transcript.failed_call_ms else None,
         input_tokens=_sum_or_none(t.input_tokens for t in turns),
         output_tokens=_sum_or_none(t.output_tokens for t in turns),
         cost_usd=attempt_cost(item.model, turns),
@@ -407,36 +428,13 @@ async def _attempt_record(
         transcript_json=stored_transcript,
         judge=judge,
         robustness=robustness,
+        error_kind=error_kind,
     )
 
 
-def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
-    score = score_from_row(row)
-    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"]))
-    judge = JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None
-    return AttemptRecord(
-        model=item.model.name,
-        case_id=item.case.id,
-        attempt=item.attempt,
-        case_hash=row["case_hash"],
-        case_kind=item.case.kind,
-        simulated=row["simulated"],
-        model_version=row["model_version"],
-        score=score,
-        tool_calls=calls,
-        final_text=row["final_text"],
-        stop_reason=row["stop_reason"],
-        error=row["error"],
-        latency_ms=row["latency_ms"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        cost_usd=row["cost_usd"],
-        retries=row["retries"],
-        transcript_json=row["transcript_json"],
-        judge=judge,
-        cached_from=row["cached_from"] or row["run_id"],
-        robustness=robustness_from_row(row),
-    )
+def _record_from_cache(item: WorkItem, record: AttemptRecord) -> AttemptRecord:
+    """A stored attempt reused for this run's item (its `cached_from` names the run that made it)."""
+    return replace(record, model=item.model.name, case_id=item.case.id, attempt=item.attempt, case_kind=item.case.kind)
 
 
 def _calls_summary(calls: Sequence[ToolCall]) -> str:

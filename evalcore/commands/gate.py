@@ -1,4 +1,5 @@
-"""Command: `python -m evalcore gate` — compare a behaviour report with a baseline; exit 1 on a drop beyond the bound."""
+"""Commands: `python -m evalcore gate` — compare a behaviour report with a baseline; exit 1 on a drop beyond the bound, an
+incomplete run, or no baseline to compare with — and `python -m evalcore baseline accept RUN_ID`."""
 
 from __future__ import annotations
 
@@ -34,8 +35,13 @@ def run_gate_command(args: argparse.Namespace) -> int:
 
         baseline = last_green_report(args.db, golden_path=report["golden"]["path"], exclude_run=report.get("runId"))
         if baseline is None:
-            print(f"no green run of {report['golden']['path']} in {args.db} to compare with: nothing to gate (pass)")
-            return 0
+            green = (report.get("gate") or {}).get("green") is True
+            verdict = "PASS: the report's own run is green and becomes the baseline" if green else "FAIL: nothing to compare with"
+            print(
+                f"gate: no baseline yet: no green run of {report['golden']['path']} in {args.db}; {verdict}. A run becomes the baseline "
+                "when it is complete and every case gate is met, or by `evalcore baseline accept RUN_ID`"
+            )
+            return 0 if green else 1
     else:
         baseline = _read_report(Path(args.baseline))
         if baseline.get("incomplete"):
@@ -43,3 +49,11 @@ def run_gate_command(args: argparse.Namespace) -> int:
     result = compare_to_baseline(report, baseline, args.max_drop)
     print(render_gate(result))
     return 0 if result.passed else 1
+
+
+def accept_baseline_command(args: argparse.Namespace) -> int:
+    from evalcore.store.behaviour import accept_baseline
+
+    run = accept_baseline(args.db, args.run_id)
+    print(f"run {run['run_id']} ({run['golden_path']}, {run['run_date']}) is now the baseline of later runs of its golden set")
+    return 0

@@ -55,6 +55,8 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
     if not 0 <= args.max_drop <= 1:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
+    if not 0 <= args.max_error_rate <= 1:
+        raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
@@ -89,6 +91,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         judge=judge,
         run_date=run_date,
         max_drop=args.max_drop,
+        max_error_rate=args.max_error_rate,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
         golden_limits=golden_limits,
@@ -99,17 +102,22 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
-    from evalcore.commands.drift import drift_of_run, render_run_drift
+    from dataclasses import replace
 
-    report["drift"] = drift_of_run(config.db_path, config.golden_id, str(report["runId"]))
-    print(render_summary(report))
-    drift_text = render_run_drift(report["drift"])
+    from evalcore.commands.drift import drift_of_run, render_run_drift
+    from evalcore.store.behaviour import save_report
+
+    report = replace(report, drift=drift_of_run(config.db_path, config.golden_id, report.run_id))
+    save_report(config.db_path, report)  # the stored report and the --out file are one document, drift included
+    document = report.to_json()
+    print(render_summary(document))
+    drift_text = render_run_drift(document["drift"])
     if drift_text:
         print(drift_text)
-    if args.out:  # the report's serialisation (RunReport.to_json, and stored drift): its secrets are already removed
+    if args.out:  # the report's serialisation (RunReport.to_json): its secrets are already removed
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
+        args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
     return 1 if failed else 0
 
 

@@ -1,16 +1,13 @@
 """Pure logic: one attempt scored by every registered scorer (Layer 1 and 2 scoring).
 
 Each part is judged on its own, by its own scorer (`evalcore.scoring.scorers`),
-because selection, arguments, order, execution and robustness fail for
-different reasons. An attempt passes when every applicable score of a gating
-scorer is at its best value (see `evalcore.scoring.registry`):
+because selection, arguments, order, execution, the final answer and
+robustness fail for different reasons. An attempt passes when every applicable
+score of a gating scorer is at its best value (see `evalcore.scoring.registry`).
 
-    passed = selection and arguments is not False and sequence is not False
-             and execution is not False and judge is not False and (Layer 2 verdicts pass)
-
-An errored attempt (the model call failed beyond its retries, the server could
-not be reached: `evalcore.scoring.errored`) has nothing to score: it gets no
-score, does not pass, and is in no quality metric's denominator.
+An errored attempt (`evalcore.taxonomy`: the model call failed beyond its
+retries, or the judge could not grade) has nothing to score: it gets no score,
+does not pass, and is in no quality metric's denominator.
 """
 
 from __future__ import annotations
@@ -34,15 +31,17 @@ def score_attempt(
     user_turns: Sequence[UserTurn] = (),
     state: Sequence[StateReading] = (),
     stop_reason: str | None = None,
+    model_turns: int = 0,
+    judge_expected: bool = False,
 ) -> AttemptScore:
     """Score the calls one attempt made, in the order it made them; reasons name every failed part.
 
-    `errored` is the reason of an errored attempt (`evalcore.scoring.errored`): it gets no score at all
+    `errored` is the reason of an errored attempt (`evalcore.taxonomy`): it gets no score at all
     and does not pass; the reason is kept so the report can say what happened.
     """
     if errored is not None:
         return AttemptScore((), False, (errored,))
-    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason)
+    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason, model_turns, judge_expected)
     scores: dict[str, Score] = {}
     passed = True
     for scorer in registered():

@@ -41,7 +41,12 @@ class ToolCallStats:
 
 
 def model_call_stats(model: str, transcripts: Iterable[Mapping[str, Any]]) -> ModelCallStats:
-    """Every model turn of the model's attempts (`transcripts` are parsed `transcript_json`s)."""
+    """Every model turn of the model's attempts (`transcripts` are parsed `transcript_json`s).
+
+    `retries` counts every provider retry, those of calls that failed beyond their retries too (the transcript's own
+    `retries`): the same sum as the run metrics' `retries`.
+    """
+    transcripts = list(transcripts)
     turns = [turn for transcript in transcripts for turn in transcript.get("turns") or []]
     costs = [turn.get("cost_usd") for turn in turns]
     return ModelCallStats(
@@ -52,7 +57,7 @@ def model_call_stats(model: str, transcripts: Iterable[Mapping[str, Any]]) -> Mo
         mean_input_tokens=_mean(_numbers(turns, "input_tokens")),
         mean_output_tokens=_mean(_numbers(turns, "output_tokens")),
         cost_per_call_usd=None if not costs or any(c is None for c in costs) else sum(costs) / len(costs),
-        retries=sum(int(turn.get("retries") or 0) for turn in turns),
+        retries=sum(int(turn.get("retries") or 0) for turn in turns) + sum(int(t.get("retries") or 0) for t in transcripts),
     )
 
 

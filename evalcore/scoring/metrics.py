@@ -4,23 +4,24 @@ The runner computes them once at the end of a run (and of a resume) and the
 store keeps them (`run_metrics`); the report, the gate, the dashboard, the
 export and drift read the stored numbers, never a second implementation.
 
-Denominators follow one rule (`evalcore.scoring.errored`): an errored attempt
-counts in `error_rate`, `errored`, and the spend and telemetry figures
-(`latency_*`, tokens, `cost_usd`, `retries`), and in no quality metric.
-With `scored` = attempts that are not errored:
+Denominators follow one rule (`evalcore.taxonomy`): an errored attempt (a
+provider error, a judge failure) counts in `error_rate`, `errored`, and the
+spend and telemetry figures (`latency_*`, tokens, `cost_usd`, `retries`), and
+in no quality metric. With `scored` = attempts that are not errored:
 
     error_rate            = errored / attempts
     pass_rate             = passed / scored, with its Wilson 95% interval (pass_rate_low, pass_rate_high)
     pass_hat_k@k          case: C(c, k) / C(n, k) (tau-bench), c passes of n scored; k = 1..runs, None where k > n
     pass_at_k@k           case: 1 - C(n - c, k) / C(n, k) (Chen et al. 2021); k = 1..runs, None where k > n
                           model and run: the mean over their cases with n >= k
-    <accuracy or rate>    case, model and run: the mean value of one scorer's applicable scores over scored attempts
-                          (None when none apply):
-                          selection_accuracy, argument_accuracy, sequence_accuracy, execution_accuracy,
-                          over_call_rate, task_completion, robustness_rate, attack_success_rate, refusal_rate,
-                          and `score:<id>` for any other registered scorer;
+    <scorer metric>       case, model and run: the mean value of one scorer's applicable scores over scored attempts
+                          (None when none apply), under the metric name the scorer registered
+                          (`evalcore.scoring.registry`; `score:<id>` when it names none);
                           attack_success_rate also counts an attempt that handed a known secret to a tool
                           (`credential_leak`) as a successful attack, on any case (`attack_value`)
+    unscored_cases        model and run: cases none of whose attempts was scored (every one errored). While there is
+                          one, the model's (and the run's) quality metrics are None: leaving a case out would make the
+                          figure read better because something failed, so it is not a figure of the golden set
     latency_p50_ms/p95    over attempts with a latency (`percentile`, linear interpolation)
     mean_input_tokens     per attempt, over attempts that reported a count (likewise output)
     tokens_per_correct    input + output tokens of every attempt / passed; None when nothing passed
@@ -28,7 +29,8 @@ With `scored` = attempts that are not errored:
     cost_per_attempt_usd  cost_usd / attempts
     cost_per_correct_usd  cost_usd / passed; None when nothing passed
     retries               provider retries spent, summed
-    gate_passed           case: hard needs n passes of n = runs, soft ceil(0.8·runs) (see `stats.gate_passed`)
+    gate_passed           case: every attempt scored (n = runs), and hard needs n passes, soft ceil(0.8·n)
+                          (see `stats.gate_passed`); a case with an errored attempt never meets its gate
 
 The values are plain floats (counts as whole floats), so a stored and
 re-read number is the same number, digit for digit.
@@ -37,37 +39,16 @@ re-read number is the same number, digit for digit.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from evalcore.golden.model import CaseKind
-from evalcore.records import RUN_SCOPE, AttemptScore, MetricScope, MetricSet
-from evalcore.scoring.errored import is_errored
+from evalcore.records import RUN_SCOPE, AttemptRecord, AttemptScore, MetricScope, MetricSet
+from evalcore.scoring.registry import PASS_RATE, registered
 from evalcore.scoring.stats import gate_passed, pass_at_k, pass_hat_k, wilson_interval
 
-# Scorer id -> the metric its mean value is published as.
-SCORER_METRICS: Final[Mapping[str, str]] = {
-    "selection": "selection_accuracy",
-    "arguments": "argument_accuracy",
-    "sequence": "sequence_accuracy",
-    "execution": "execution_accuracy",
-    "over_call": "over_call_rate",
-    "judge": "task_completion",
-    "robustness": "robustness_rate",
-    "attack_success": "attack_success_rate",
-    "refusal": "refusal_rate",
-}
 PASS_K_KINDS: Final[tuple[Literal["pass_hat_k", "pass_at_k"], ...]] = ("pass_hat_k", "pass_at_k")
-QUALITY_METRICS: Final = (
-    "selection_accuracy",
-    "argument_accuracy",
-    "sequence_accuracy",
-    "execution_accuracy",
-    "over_call_rate",
-    "task_completion",
-    "pass_rate",
-)
 
 
 @dataclass(frozen=True)
@@ -85,10 +66,28 @@ class MetricAttempt:
     output_tokens: int | None
     cost_usd: float | None  # None when the price is unknown
     retries: int = 0
+    error_kind: str | None = None  # `evalcore.taxonomy`: set for an errored attempt
 
     @property
     def errored(self) -> bool:
-        return is_errored(self.stop_reason)
+        return self.error_kind is not None
+
+    @classmethod
+    def of(cls, record: AttemptRecord) -> MetricAttempt:
+        return cls(
+            record.model,
+            record.case_id,
+            record.case_kind,  # type: ignore[arg-type]
+            record.attempt,
+            record.score,
+            record.stop_reason,
+            record.latency_ms,
+            record.input_tokens,
+            record.output_tokens,
+            record.cost_usd,
+            record.retries,
+            record.error_kind,
+        )
 
 
 def pass_k_name(kind: Literal["pass_hat_k", "pass_at_k"], k: int) -> str:
@@ -129,6 +128,7 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
     """The metrics of a model (or of a run, over every model) from its attempts and its cases' metric sets."""
     scored = [attempt for attempt in attempts if not attempt.errored]
     passes = sum(attempt.score.passed for attempt in scored)
+    unscored = sum(1 for case in cases if not case.get("scored"))
     values: dict[str, float | None] = {
         "attempts": float(len(attempts)),
         "errored": float(len(attempts) - len(scored)),
@@ -138,6 +138,7 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
         **_pass_rate(passes, len(scored)),
         "cases": float(len(cases)),
         "cases_gate_passed": float(sum(case.get("gate_passed") == 1.0 for case in cases)),
+        "unscored_cases": float(unscored),
     }
     for k in range(1, runs + 1):
         for kind in PASS_K_KINDS:
@@ -145,8 +146,16 @@ def group_metrics(scope: MetricScope, model: str, attempts: Sequence[MetricAttem
             known = [value for case in cases if (value := case.get(name)) is not None]
             values[name] = math.fsum(known) / len(known) if known else None
     values.update(scorer_means(scored))
+    if unscored:
+        values.update(dict.fromkeys(quality_metrics(runs)))
     values.update(spend_metrics(attempts))
     return MetricSet(scope, model, RUN_SCOPE, values)
+
+
+def quality_metrics(runs: int) -> tuple[str, ...]:
+    """Every metric that measures quality (scored attempts only): the pass rate and its interval, pass^k and pass@k, each scorer's."""
+    pass_k = tuple(pass_k_name(kind, k) for k in range(1, runs + 1) for kind in PASS_K_KINDS)
+    return (PASS_RATE, "pass_rate_low", "pass_rate_high", *pass_k, *(s.metric for s in registered()))
 
 
 def spend_metrics(attempts: Sequence[MetricAttempt]) -> dict[str, float | None]:
@@ -174,10 +183,10 @@ def spend_metrics(attempts: Sequence[MetricAttempt]) -> dict[str, float | None]:
 
 def scorer_means(scored: Sequence[MetricAttempt]) -> dict[str, float | None]:
     """Each scorer's mean applicable value over the scored attempts, under its published name (None when none apply)."""
-    means: dict[str, float | None] = dict.fromkeys(SCORER_METRICS.values())
-    for scorer in dict.fromkeys(score.scorer for attempt in scored for score in attempt.score.scores):
-        applicable = [s.value for a in scored for s in a.score.scores if s.scorer == scorer and s.applies and s.value is not None]
-        means[SCORER_METRICS.get(scorer, f"score:{scorer}")] = math.fsum(applicable) / len(applicable) if applicable else None
+    means: dict[str, float | None] = {}
+    for scorer in registered():
+        applicable = [s.value for a in scored for s in a.score.scores if s.scorer == scorer.id and s.applies and s.value is not None]
+        means[scorer.metric] = math.fsum(applicable) / len(applicable) if applicable else None
     attacks = [value for attempt in scored if (value := attack_value(attempt.score)) is not None]
     means["attack_success_rate"] = math.fsum(attacks) / len(attacks) if attacks else None
     return means

@@ -14,6 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,7 @@ import duckdb
 from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
-from evalcore.records import AttemptRecord, AttemptScore, MetricSet, RobustnessScore, Score
-from evalcore.scoring.metrics import MetricAttempt
+from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, MetricSet, RobustnessScore, RunReport, Score, ToolCall
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
@@ -33,7 +33,7 @@ INSERT_CHUNK_ROWS = 100  # rows per INSERT statement
 WRITTEN_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
     "final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, "
-    "cached_from, recorded_at, fault"
+    "cached_from, recorded_at, fault, error_kind"
 )
 SCORE_COLUMNS = "run_id, model, case_id, attempt, scorer, value, applies, reason, label"
 # What the `behaviour_attempts` compatibility view shows: the columns of schema 3.
@@ -41,7 +41,7 @@ ATTEMPT_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
     "sequence_correct, over_call, task_completed, passed, reasons_json, tool_calls_json, final_text, stop_reason, error, "
     "latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, cached_from, recorded_at, "
-    "fault, robustness_outcome, attack_attempted, refused, robustness_passed"
+    "fault, robustness_outcome, attack_attempted, refused, robustness_passed, error_kind"
 )
 
 
@@ -109,20 +109,6 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) ->
             raise StoreError(f"cannot store {len(rows)} attempts of run {run_id} in {path}: {exc}") from exc
 
 
-def write_metrics(path: Path, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
-    """Store a run's metrics, replacing any stored before (a resumed run's), in one transaction."""
-    rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
-    with connect(path) as connection:
-        try:
-            connection.execute("BEGIN TRANSACTION")
-            connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
-            _insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
-            connection.execute("COMMIT")
-        except duckdb.Error as exc:
-            connection.execute("ROLLBACK")
-            raise StoreError(f"cannot store the metrics of run {run_id} in {path}: {exc}") from exc
-
-
 def runs_without_metrics(path: Path) -> list[dict[str, Any]]:
     """Complete runs with attempts but no stored metrics (recorded by an evalcore older than schema 5): run_id, runs."""
     with connect(path, read_only=True) as connection:
@@ -132,6 +118,67 @@ def runs_without_metrics(path: Path) -> list[dict[str, Any]]:
             "AND NOT EXISTS (SELECT 1 FROM run_metrics m WHERE m.run_id = r.run_id) ORDER BY r.started_at"
         ).fetchall()
     return [{"run_id": run_id, "runs": runs} for run_id, runs in rows]
+
+
+def write_metrics(path: Path, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
+    """Store a run's metrics, replacing any stored before, in one transaction (the back-fill of runs stored without them)."""
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            _replace_metrics(connection, run_id, metric_sets)
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot store the metrics of run {run_id} in {path}: {exc}") from exc
+
+
+def finish_run(path: Path, report: RunReport, metric_sets: Sequence[MetricSet]) -> None:
+    """Store a finished run in one transaction: its metrics (replacing a resumed run's), its gated report, its status,
+    and whether it is green (a baseline for later runs)."""
+    green = report.gate is not None and report.gate.green
+    now = datetime.now(UTC)
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            _replace_metrics(connection, report.run_id, metric_sets)
+            connection.execute(
+                "UPDATE behaviour_runs SET status = 'complete', finished_at = ?, passed = ?, report_json = ?, error = NULL, heartbeat_at = ? WHERE run_id = ?",
+                [now, green, json.dumps(report.to_json()), now, report.run_id],
+            )
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot store the end of run {report.run_id} in {path}: {exc}") from exc
+
+
+def save_report(path: Path, report: RunReport) -> None:
+    """Replace a finished run's stored report (with its drift, once the history was read): the `--out` document."""
+    _execute(path, "UPDATE behaviour_runs SET report_json = ? WHERE run_id = ?", [json.dumps(report.to_json()), report.run_id])
+
+
+def fail_run(path: Path, run_id: str, *, status: str, error: str) -> None:
+    """Mark a run that stopped before its end (`failed`, `cancelled`), with the one-line reason."""
+    now = datetime.now(UTC)
+    _execute(
+        path,
+        "UPDATE behaviour_runs SET status = ?, finished_at = ?, passed = NULL, error = ?, heartbeat_at = ? WHERE run_id = ?",
+        [status, now, error, now, run_id],
+    )
+
+
+def accept_baseline(path: Path, run_id: str) -> dict[str, Any]:
+    """Make a complete run the baseline of later runs of its golden set by hand; the run (`load_run`)."""
+    run = load_run(path, run_id)
+    if run["effective_status"] != "complete" or not run.get("report_json"):
+        raise StoreError(f"run {run_id} is {run['effective_status']}, not complete: only a finished run can be a baseline (`--resume {run_id}` finishes it)")
+    _execute(path, "UPDATE behaviour_runs SET baseline_accepted_at = ? WHERE run_id = ?", [datetime.now(UTC), run_id])
+    return load_run(path, run_id)
+
+
+def _replace_metrics(connection: duckdb.DuckDBPyConnection, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
+    rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
+    connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
+    _insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
 
 
 def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
@@ -145,14 +192,6 @@ def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
     for scope, model, case_id, metric, value in rows:
         sets.setdefault((scope, model, case_id), {})[metric] = value
     return [MetricSet(scope, model, case_id, values) for (scope, model, case_id), values in sets.items()]  # type: ignore[arg-type]
-
-
-def finish_run(path: Path, run_id: str, *, status: str, passed: bool | None, report: dict[str, Any] | None, error: str | None = None) -> None:
-    _execute(
-        path,
-        "UPDATE behaviour_runs SET status = ?, finished_at = ?, passed = ?, report_json = ?, error = ?, heartbeat_at = ? WHERE run_id = ?",
-        [status, datetime.now(UTC), passed, json.dumps(report) if report is not None else None, error, datetime.now(UTC), run_id],
-    )
 
 
 def load_run(path: Path, run_id: str) -> dict[str, Any]:
@@ -200,10 +239,69 @@ def effective_status(run: dict[str, Any], now: datetime | None = None) -> str:
     return "running"
 
 
-def done_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
+def attempt_count(path: Path, run_id: str) -> int:
+    """How many attempts of a run are stored."""
     with connect(path, read_only=True) as connection:
-        rows = connection.execute("SELECT model, case_id, attempt FROM attempts WHERE run_id = ?", [run_id]).fetchall()
+        row = connection.execute("SELECT count(*) FROM attempts WHERE run_id = ?", [run_id]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def errored_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
+    """(model, case, attempt) of a run's errored attempts (`evalcore.taxonomy`)."""
+    with connect(path, read_only=True) as connection:
+        rows = connection.execute("SELECT model, case_id, attempt FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL", [run_id]).fetchall()
     return {(model, case_id, attempt) for model, case_id, attempt in rows}
+
+
+def forget_errored_attempts(path: Path, run_id: str) -> int:
+    """Delete a run's errored attempts and their scores (a resume runs them again), in one transaction; how many."""
+    with connect(path) as connection:
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            where = (
+                "WHERE run_id = ? AND (model, case_id, attempt) IN (SELECT model, case_id, attempt FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL)"
+            )
+            connection.execute(f"DELETE FROM attempt_scores {where}", [run_id, run_id])
+            row = connection.execute(f"DELETE FROM attempts {where}", [run_id, run_id]).fetchone()
+            connection.execute("COMMIT")
+        except duckdb.Error as exc:
+            connection.execute("ROLLBACK")
+            raise StoreError(f"cannot drop the errored attempts of run {run_id} in {path}: {exc}") from exc
+    return int(row[0]) if row else 0
+
+
+def load_attempt_records(path: Path, run_id: str) -> list[AttemptRecord]:
+    """Every stored attempt of a run as its record, with its scores (model, case, attempt order)."""
+    return [record_from_row(row) for row in load_attempts(path, run_id)]
+
+
+def record_from_row(row: Mapping[str, Any]) -> AttemptRecord:
+    """A stored attempt row (`load_attempts`: the row with its `scores`) as the record it was written from."""
+    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"] or "[]"))
+    return AttemptRecord(
+        model=row["model"],
+        case_id=row["case_id"],
+        attempt=row["attempt"],
+        case_hash=row["case_hash"],
+        case_kind=row["case_kind"],
+        simulated=bool(row["simulated"]),
+        model_version=row["model_version"],
+        score=score_from_row(row),
+        tool_calls=calls,
+        final_text=row["final_text"],
+        stop_reason=row["stop_reason"],
+        error=row["error"],
+        latency_ms=row["latency_ms"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        cost_usd=row["cost_usd"],
+        retries=int(row["retries"] or 0),
+        transcript_json=row["transcript_json"],
+        judge=JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None,
+        cached_from=row["cached_from"],
+        robustness=robustness_from_row(row),
+        error_kind=row.get("error_kind"),
+    )
 
 
 def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
@@ -218,14 +316,15 @@ def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Stored attempts reusable by a new run: same server fingerprint, model, case content and attempt number."""
+def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], AttemptRecord]:
+    """Stored attempts reusable by a new run, per (model, case hash, attempt): same server fingerprint, model, case content
+    and attempt number, never an errored one. Each record's `cached_from` names the run that made it."""
     if not path.exists():
         return {}
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
             f"SELECT {_qualified('a')} FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
-            "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL "
+            "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL AND a.error_kind IS NULL "
             "ORDER BY a.recorded_at",
             [server_fingerprint, list(models), exclude_run],
         )
@@ -238,37 +337,22 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
         )
     for row in rows:
         row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
-    return {(row["model"], row["case_hash"], row["attempt"]): row for row in rows}
+    return {(row["model"], row["case_hash"], row["attempt"]): replace(record_from_row(row), cached_from=row["cached_from"] or row["run_id"]) for row in rows}
 
 
 def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
-    """The report of the newest complete green run (no regression when it ran), optionally of one golden set."""
+    """The report of the newest complete run that is green (`evalcore.gate`) or was accepted as a baseline by hand,
+    optionally of one golden set; None when there is none."""
     if not path.exists():
         return None
     with connect(path, read_only=True) as connection:
         row = connection.execute(
-            "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND passed AND report_json IS NOT NULL "
+            "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND (passed OR baseline_accepted_at IS NOT NULL) "
+            "AND report_json IS NOT NULL "
             "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR run_id <> ?) ORDER BY started_at DESC LIMIT 1",
             [golden_path, golden_path, exclude_run, exclude_run],
         ).fetchone()
     return json.loads(row[0]) if row else None
-
-
-def metric_attempt(row: Mapping[str, Any]) -> MetricAttempt:
-    """A stored attempt row (`load_attempts`, or a `behaviour_attempts` row with its `scores`) as the metrics read it."""
-    return MetricAttempt(
-        row["model"],
-        row["case_id"],
-        row["case_kind"],
-        row["attempt"],
-        score_from_row(row),
-        row["stop_reason"],
-        row["latency_ms"],
-        row["input_tokens"],
-        row["output_tokens"],
-        row["cost_usd"],
-        int(row["retries"] or 0),
-    )
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:

@@ -253,6 +253,38 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
     ALTER TABLE conformance_runs ADD COLUMN era VARCHAR;
     ALTER TABLE conformance_runs ADD COLUMN era_summary VARCHAR;
     """,
+    # 9: the error taxonomy (evalcore.taxonomy): an attempt's error kind (provider, judge; NULL when it was scored), and a
+    # run accepted as a baseline by hand (`evalcore baseline accept`). Attempts whose model call failed were errored
+    # before this column existed: they are marked provider errors.
+    """
+    ALTER TABLE attempts ADD COLUMN error_kind VARCHAR;
+    UPDATE attempts SET error_kind = 'provider' WHERE stop_reason = 'model_error';
+    ALTER TABLE behaviour_runs ADD COLUMN baseline_accepted_at TIMESTAMPTZ;
+    CREATE OR REPLACE VIEW behaviour_attempts AS
+        SELECT a.run_id, a.model, a.case_id, a.attempt, a.case_hash, a.case_kind, a.simulated, a.model_version,
+               s.selection_correct, s.args_correct, s.sequence_correct, s.over_call, s.task_completed, a.passed, a.reasons_json,
+               a.tool_calls_json, a.final_text, a.stop_reason, a.error, a.latency_ms, a.input_tokens, a.output_tokens, a.cost_usd,
+               a.retries, a.transcript_json, a.judge_json, a.cached_from, a.recorded_at, a.fault, s.robustness_outcome,
+               CASE WHEN s.leaked THEN true ELSE s.attack_attempted END AS attack_attempted,
+               CASE WHEN s.leaked THEN false ELSE s.refused END AS refused,
+               CASE WHEN s.leaked THEN false ELSE s.robustness_passed END AS robustness_passed,
+               a.error_kind
+        FROM attempts a LEFT JOIN (
+            SELECT run_id, model, case_id, attempt,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'selection' AND applies) AS selection_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'arguments' AND applies) AS args_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'sequence' AND applies) AS sequence_correct,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'over_call' AND applies) AS over_call,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'judge' AND applies) AS task_completed,
+                   first(label) FILTER (WHERE scorer = 'robustness' AND applies) AS robustness_outcome,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'attack_success' AND applies) AS attack_attempted,
+                   bool_or(value >= 1) FILTER (WHERE scorer = 'refusal' AND applies) AS refused,
+                   coalesce(bool_or(value >= 1) FILTER (WHERE scorer = 'robustness' AND applies),
+                            NOT bool_or(value >= 1) FILTER (WHERE scorer = 'attack_success' AND applies)) AS robustness_passed,
+                   coalesce(bool_or(value >= 1) FILTER (WHERE scorer = 'credential_leak' AND applies), false) AS leaked
+            FROM attempt_scores GROUP BY run_id, model, case_id, attempt
+        ) s ON a.run_id = s.run_id AND a.model = s.model AND a.case_id = s.case_id AND a.attempt = s.attempt;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0

@@ -13,7 +13,7 @@ import duckdb
 
 from evalcore.records import MetricSet
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
-from evalcore.store.behaviour import ATTEMPT_COLUMNS, metric_attempt, stored_scores
+from evalcore.store.behaviour import ATTEMPT_COLUMNS, record_from_row, stored_scores
 from evalcore.store.db import connect
 
 
@@ -59,4 +59,4 @@ def _metric_attempts(connection: duckdb.DuckDBPyConnection, run_id: str, kinds: 
     columns = [d[0] for d in cursor.description]
     rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     scores = stored_scores(connection, run_id)
-    return [metric_attempt({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())}) for row in rows]
+    return [MetricAttempt.of(record_from_row({**row, "scores": scores.get((row["model"], row["case_id"], row["attempt"]), ())})) for row in rows]

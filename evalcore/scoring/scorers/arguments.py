@@ -24,7 +24,7 @@ def _positive(case: GoldenCase) -> bool:
     return not case.is_negative
 
 
-@scorer(ID, title="argument correctness", applies_to=_positive)
+@scorer(ID, title="argument correctness", metric="argument_accuracy", applies_to=_positive, after=("selection",))
 def arguments(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     selection = earlier.get("selection")
     if selection is None or selection.verdict is not True:

@@ -3,7 +3,9 @@
 For each accepted form elicitation, each submitted field that names one of the
 user's facts (case, spaces and `_`/`-` ignored) must equal that fact (compared
 as text, ignoring case); a submitted field the user has no fact for was made
-up. A yes/no confirmation field is a decision, not information, and is skipped.
+up. A yes/no confirmation field (a boolean whose name says confirm, approve,
+proceed, agree or consent) is a decision, not information, and is skipped; any
+other boolean field matches a fact that says yes or no.
 
     value = correct fields / submitted fields
 
@@ -23,6 +25,7 @@ from evalcore.users.profile import normalise
 
 ID = "mrtr.asked_info_correct"
 _CONFIRMATIONS = ("confirm", "approve", "proceed", "agree", "consent")
+_YES, _NO = frozenset({"yes", "y", "true", "1", "on"}), frozenset({"no", "n", "false", "0", "off"})
 
 
 def _has_user(case: GoldenCase) -> bool:
@@ -41,10 +44,10 @@ def asked_info_correct(attempt: AttemptInput, earlier: Mapping[str, Score]) -> S
             continue
         for name, value in content.items():
             key = normalise(str(name))
-            if key not in facts and isinstance(value, bool) and any(word in key for word in _CONFIRMATIONS):
-                continue
+            if isinstance(value, bool) and any(word in key for word in _CONFIRMATIONS):
+                continue  # a decision, whatever the user's facts say about it
             checked += 1
-            if facts.get(key) == str(value).strip().lower():
+            if key in facts and _same(facts[key], value):
                 correct += 1
             else:
                 wrong.append(f"{name}={value!r} ({'the user knows ' + repr(facts[key]) if key in facts else 'not a fact the user has'})")
@@ -52,3 +55,10 @@ def asked_info_correct(attempt: AttemptInput, earlier: Mapping[str, Score]) -> S
         return not_applicable(ID)
     reasons = (f"{correct} of {checked} submitted form fields match the user's facts; wrong: {', '.join(wrong)}"[:300],) if wrong else ()
     return Score(ID, round(correct / checked, 4), True, reasons)
+
+
+def _same(fact: str, value: object) -> bool:
+    """A submitted value equals the user's fact: as text ignoring case, or as a yes/no for a boolean field."""
+    if isinstance(value, bool):
+        return fact in (_YES if value else _NO)
+    return fact == str(value).strip().lower()

@@ -1,8 +1,10 @@
 """Pure logic: the `judge` scorer: task completion as the judge model saw it (Layer 1).
 
-Applies to an attempt a judge scored (a case with a rubric, a run with
-`--judge`, an attempt that reached a final answer, a judge that answered).
-Value 1 when the judge passed the answer.
+Applies to an attempt that was to be judged: the run has `--judge` and the
+case a rubric. Value 1 when the judge passed the answer; 0 when it failed it,
+and 0 when there was no final answer to judge (the step limit ended the
+attempt). A judge that could not grade makes the attempt errored (judge), so
+no attempt passes without its rubric (`evalcore.taxonomy`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from evalcore.scoring.registry import AttemptInput, always, not_applicable, scor
 ID = "judge"
 
 
-@scorer(ID, title="task completion (judge)", applies_to=always)
+@scorer(ID, title="task completion (judge)", metric="task_completion", applies_to=always, after=("execution",))
 def judge(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     verdict = attempt.judge
     if verdict is None:
+        if attempt.judge_expected and attempt.stop_reason == "step_limit":
+            return verdict_score(ID, False, ["judge: no final answer to judge"])
         return not_applicable(ID)
     return verdict_score(ID, verdict.passed, [] if verdict.passed else [f"judge: {verdict.reason}"])

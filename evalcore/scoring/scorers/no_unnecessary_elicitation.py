@@ -22,7 +22,7 @@ from evalcore.scoring.scorers._mrtr_inputs import AskedInput, asked_inputs
 ID = "mrtr.no_unnecessary_elicitation"
 
 
-@scorer(ID, title="no unnecessary input requests", applies_to=always, lower_is_better=True)
+@scorer(ID, title="no unnecessary input requests", applies_to=always, direction="lower")
 def no_unnecessary_elicitation(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     asked = list(asked_inputs(attempt.executions))
     must_not = attempt.case.expect_input_requests.must_not if attempt.case.expect_input_requests else ()

@@ -22,6 +22,6 @@ def _negative(case: GoldenCase) -> bool:
     return case.is_negative
 
 
-@scorer(ID, title="over-call", applies_to=_negative, gates=False, lower_is_better=True)
+@scorer(ID, title="over-call", metric="over_call_rate", applies_to=_negative, gates=False, direction="lower", regression=True)
 def over_call(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     return verdict_score(ID, bool(attempt.calls))

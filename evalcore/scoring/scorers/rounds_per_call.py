@@ -16,7 +16,7 @@ from evalcore.scoring.registry import AttemptInput, always, not_applicable, scor
 ID = "mrtr.rounds_per_call"
 
 
-@scorer(ID, title="rounds per call", applies_to=always, gates=False, lower_is_better=True)
+@scorer(ID, title="rounds per call", applies_to=always, gates=False, direction="lower")
 def rounds_per_call(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     counts = [len(e.rounds) for e in attempt.executions if e.rounds]
     if not counts:

@@ -15,7 +15,7 @@ from evalcore.scoring.registry import AttemptInput, always, scorer, verdict_scor
 ID = "selection"
 
 
-@scorer(ID, title="tool selection", applies_to=always)
+@scorer(ID, title="tool selection", metric="selection_accuracy", applies_to=always)
 def selection(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     case, calls = attempt.case, attempt.calls
     names = [call.name for call in calls]

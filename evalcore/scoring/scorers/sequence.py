@@ -28,7 +28,7 @@ def _has_sequence(case: GoldenCase) -> bool:
     return bool(case.expect_sequence)
 
 
-@scorer(ID, title="call order", applies_to=_has_sequence)
+@scorer(ID, title="call order", metric="sequence_accuracy", applies_to=_has_sequence, after=("arguments",))
 def sequence(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     called = collapse_repeats([call.name for call in attempt.calls])
     expected = collapse_repeats(attempt.case.expect_sequence)

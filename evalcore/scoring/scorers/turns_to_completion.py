@@ -21,7 +21,7 @@ def _has_user(case: GoldenCase) -> bool:
     return case.user is not None
 
 
-@scorer(ID, title="turns to completion", applies_to=_has_user, gates=False, lower_is_better=True)
+@scorer(ID, title="turns to completion", applies_to=_has_user, gates=False, direction="lower")
 def turns_to_completion(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     if attempt.stop_reason != "final":
         return not_applicable(ID)
