@@ -139,7 +139,8 @@ def decide(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, *, max
         reason = f"no gated metric dropped more than {max_drop:.2f} below green run {result.baseline_run_id}; {later}"
         return RunGate("pass", True, green, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
     worst = result.regressions[0]
-    reason = f"{len(result.regressions)} regression(s) against green run {result.baseline_run_id}, e.g. {worst.model}: {worst.metric} {_show(worst.baseline)} -> {_show(worst.current)}"
+    example = f"{worst.model}: {worst.metric} {_show(worst.baseline)} -> {_show(worst.current)}"
+    reason = f"{len(result.regressions)} regression(s) against green run {result.baseline_run_id}, e.g. {example}"
     return RunGate("fail", False, False, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
 
 

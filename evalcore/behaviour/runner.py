@@ -384,6 +384,7 @@ async def _attempt_record(
                 tool_calls_summary=_calls_summary(transcript.tool_calls),
                 final_text=transcript.final_text,
                 models=models,
+                context=context,
             )
         except ModelError as exc:  # the rubric cannot be skipped: the attempt is errored (judge), never passed without it
             error_kind, error_reason = "judge", f"judge error: {exc}"

@@ -8,6 +8,9 @@ call that fails beyond its retries raises `ModelError`, like any model call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.judge_prompt import judge_messages, parse_verdict
 from evalcore.models.tool_format import ToolNameMap
@@ -25,8 +28,10 @@ async def judge_answer(
     tool_calls_summary: str,
     final_text: str | None,
     models: ModelCaller = IN_PROCESS,
+    context: Mapping[str, Any] | None = None,
 ) -> JudgeVerdict:
+    """The judge's verdict; `context` (the attempt's case id, attempt and run date) goes with the call, as for the model's."""
     # The answer and the calls may quote a secret the model was handed or echoed: the judge never sees it.
     messages = redact(judge_messages(rubric=rubric, case_rubric=case_rubric, prompt=prompt, tool_calls_summary=tool_calls_summary, final_text=final_text))
-    turn = await models.complete(judge, messages, [], ToolNameMap(), context={"purpose": "judge"})
+    turn = await models.complete(judge, messages, [], ToolNameMap(), context={**(context or {}), "purpose": "judge"})
     return parse_verdict(turn.text, judge.name)

@@ -204,11 +204,18 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         rates.append(values.get("pass_rate"))
         hats.append(values.get(f"pass_hat_k@{runs}"))
     frame["passes"], frame["runs"], frame["pass_rate"], frame["pass_hat_k"] = passes, scored, rates, hats
+    # A cell whose attempts errored says "k errored", never "not run" (evalcore.taxonomy).
+    frame["attempts"] = [_int_or_none(found.get("attempts")) if found is not None else None for found, _ in _cell_sets(cases, frame)]
+    frame["errored"] = [_int_or_none(found.get("errored")) if found is not None else None for found, _ in _cell_sets(cases, frame)]
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
     found_sets = [found for found, _ in (cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True))]
     for column in score_columns([found for found in found_sets if found is not None]):
         frame[column] = [found.get(column) if found is not None else None for found in found_sets]
     return frame
+
+
+def _cell_sets(cases: dict[tuple[str, str, str], tuple[MetricSet, int]], frame: pd.DataFrame) -> list[tuple[MetricSet | None, int]]:
+    return [cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True)]
 
 
 SCORE_PREFIX = "score:"

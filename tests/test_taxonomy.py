@@ -1,0 +1,189 @@
+"""The error taxonomy (evalcore.taxonomy): loops, errors and outages never make an attempt, a case, a model or a gate read
+better. Whole runs against the reference server with scripted sim models, and the scorers on hand-built attempts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from evalcore.cli import main
+from evalcore.golden.conversation import InputExpectation, InputPattern
+from evalcore.golden.model import GoldenCase
+from evalcore.models.types import ToolCall
+from evalcore.records import InputAnswer, InputRequest, InputRound, ToolExecution
+from evalcore.scoring.attempt import score_attempt
+from evalcore.store import queries
+from evalcore.store.behaviour import list_runs, load_attempts
+from evalcore.store.queries import AttemptFilters
+from evalcore.users.profile import UserProfile
+
+GOLDEN = """\
+cases:
+  - id: weather-paris
+    prompt: "What's the weather in Paris?"
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    kind: hard
+    rubric: "States the weather in Paris."
+  - id: say-hello
+    prompt: "Hi there!"
+    expect_tool: null
+"""
+
+# weather-paris: get_weather nine times, never an answer (the step limit is 8 turns); say-hello: answers at once.
+LOOPING = """\
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}},
+            {name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}},
+            {name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}}, {name: get_weather, args: {city: Paris}}]
+    text: "Cloudy."
+  say-hello:
+    no_call: true
+    text: "Hello!"
+"""
+
+# weather-paris: the provider refuses every attempt; say-hello fails (calls a tool) on every attempt.
+OUTAGE = """\
+cases:
+  weather-paris:
+    error: {status: 401, message: invalid api key}
+  say-hello:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "It is cloudy."
+"""
+
+GOOD = """\
+cases:
+  weather-paris:
+    calls: [{name: get_weather, args: {city: Paris}}]
+    text: "Cloudy in Paris."
+  say-hello:
+    no_call: true
+    text: "Hello!"
+"""
+
+# A judge that is down for weather-paris (its call fails at once, as a revoked key does).
+JUDGE_DOWN = """\
+cases:
+  weather-paris:
+    error: {status: 401, message: judge key revoked}
+"""
+
+
+def _run(tmp_path: Path, url: str, script: str, *extra: str, runs: int = 5) -> tuple[int, dict]:
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    model = tmp_path / f"model-{abs(hash(script))}.yaml"
+    model.write_text(script)
+    code = main(
+        [
+            "run", "--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{model}", "--url", url,
+            "--db", str(tmp_path / "evals.duckdb"), "--out", str(tmp_path / "report.json"), "--runs", str(runs), *extra,
+        ]
+    )  # fmt: skip
+    return code, json.loads((tmp_path / "report.json").read_text())
+
+
+def test_an_agent_that_loops_to_the_step_limit_fails_even_with_a_judge(tmp_path, reference_url, capsys):
+    code, report = _run(tmp_path, reference_url, LOOPING, "--judge", "sim/judge")
+    (model,) = report["models"]
+    weather = next(case for case in model["cases"] if case["id"] == "weather-paris")
+    assert (weather["passes"], weather["runs"], weather["gate_passed"]) == (0, 5, False)
+    reasons = {entry["reason"] for entry in weather["failing_reasons"]}
+    assert "step limit reached after 8 model turns without a final answer" in reasons
+    assert "judge: no final answer to judge" in reasons
+    assert weather["scores"]["final_answer_rate"] == 0.0 and weather["scores"]["task_completion"] == 0.0
+    assert code == 1 and report["passed"] is False and report["gate"]["status"] == "no_baseline"
+    assert "run gate: NO BASELINE" in capsys.readouterr().out
+
+
+def test_a_case_that_errored_on_every_attempt_never_raises_the_model_or_passes_a_gate(tmp_path, reference_url):
+    code, report = _run(tmp_path, reference_url, OUTAGE)
+    (model,) = report["models"]
+    weather = next(case for case in model["cases"] if case["id"] == "weather-paris")
+    assert (weather["attempts"], weather["errored"], weather["runs"], weather["pass_rate"]) == (5, 5, 0, None)
+    assert weather["gate_passed"] is False
+    # say-hello failed every attempt; leaving weather-paris out would read 0/5, but a pass rate over half the set is no figure
+    assert model["metrics"]["unscored_cases"] == 1.0 and model["metrics"]["pass_rate"] is None
+    assert report["metrics"]["pass_rate"] is None
+    assert code == 1 and report["gate"]["status"] == "incomplete" and "invalid api key" in report["gate"]["reason"]
+    assert report["incomplete"]["errored"] == {model["model"]: 5}
+    db = tmp_path / "evals.duckdb"
+    # the matrix cell says "5 errored", never "not run"; the summary and the export carry the same null
+    cell = next(row for row in queries.matrix(db, AttemptFilters(run_id=report["runId"])).to_dict("records") if row["case_id"] == "weather-paris")
+    assert (cell["errored"], cell["attempts"], cell["runs"]) == (5, 5, 0)
+    (summary,) = queries.model_summary(db, AttemptFilters(run_id=report["runId"])).to_dict("records")
+    assert summary["pass_rate"] is None or summary["pass_rate"] != summary["pass_rate"]  # None or NaN in the frame
+    exported = csv.DictReader(io.StringIO(queries.metrics_export(db, AttemptFilters(run_id=report["runId"]), "csv").decode()))
+    values = {(row["scope"], row["case_id"], row["metric"]): row["value"] for row in exported}
+    assert values[("model", "", "pass_rate")] == "" and values[("run", "", "pass_rate")] == "" and values[("model", "", "errored")] == "5.0"
+    # the errored attempts kept the time their failing calls took (their latency counts)
+    stored = [row for row in load_attempts(db, report["runId"]) if row["case_id"] == "weather-paris"]
+    assert all(row["error_kind"] == "provider" and row["latency_ms"] is not None for row in stored)
+
+
+def test_a_resume_reruns_exactly_the_errored_attempts(tmp_path, reference_url):
+    code, report = _run(tmp_path, reference_url, OUTAGE, runs=2)
+    assert code == 1
+    db = tmp_path / "evals.duckdb"
+    before = {(r["case_id"], r["attempt"]): r["recorded_at"] for r in load_attempts(db, report["runId"])}
+    (tmp_path / f"model-{abs(hash(OUTAGE))}.yaml").write_text(GOOD)  # the provider is back
+    resume = ["run", "--resume", report["runId"], "--golden", str(tmp_path / "tasks.yaml"), "--url", reference_url, "--db", str(db)]
+    code = main([*resume, "--out", str(tmp_path / "report.json")])
+    resumed = json.loads((tmp_path / "report.json").read_text())
+    after = {(r["case_id"], r["attempt"]): r for r in load_attempts(db, report["runId"])}
+    assert len(after) == 4 and all(row["error_kind"] is None for row in after.values())
+    assert after[("say-hello", 1)]["recorded_at"] == before[("say-hello", 1)]  # scored attempts were kept, not rerun
+    assert resumed["incomplete"] is None and resumed["gate"]["status"] == "no_baseline"
+
+
+def test_a_judge_outage_errors_the_attempt_instead_of_passing_it_without_its_rubric(tmp_path, reference_url):
+    (tmp_path / "judge.yaml").write_text(JUDGE_DOWN)
+    code, report = _run(tmp_path, reference_url, GOOD, "--judge", f"sim/script:{tmp_path / 'judge.yaml'}", runs=2)
+    (model,) = report["models"]
+    weather = next(case for case in model["cases"] if case["id"] == "weather-paris")
+    assert (weather["passes"], weather["errored"], weather["gate_passed"]) == (0, 2, False)
+    assert code == 1 and report["gate"]["status"] == "incomplete" and "judge error" in report["gate"]["reason"]
+    stored = [row for row in load_attempts(tmp_path / "evals.duckdb", report["runId"]) if row["case_id"] == "weather-paris"]
+    assert {row["error_kind"] for row in stored} == {"judge"} and not any(row["passed"] for row in stored)
+
+
+def test_a_first_run_where_every_case_fails_is_not_a_baseline(tmp_path, reference_url):
+    wrong = OUTAGE.replace("    error: {status: 401, message: invalid api key}", "    calls: [{name: get_weather, args: {city: Lyon}}]\n    text: x")
+    code, report = _run(tmp_path, reference_url, wrong, runs=1)
+    assert report["metrics"]["pass_rate"] == 0.0
+    assert code == 1 and report["gate"]["green"] is False and "this run cannot be one" in report["gate"]["reason"]
+    (run,) = list_runs(tmp_path / "evals.duckdb")
+    assert run["passed"] is False
+    # a later good run has no baseline to compare with either, and becomes the baseline itself
+    code, second = _run(tmp_path, reference_url, GOOD, runs=1)
+    assert code == 0 and second["baseline"] is None and second["gate"]["green"] is True
+
+
+# --- scorers on hand-built attempts ---------------------------------------------------------------
+
+
+def test_a_server_error_fails_execution_on_every_kind_of_case_and_names_the_server():
+    refused_retry = ToolExecution(ToolCall("c1", "update_ticket_status", {"ticket_id": "T"}), None, "-32603: retry refused", True, 3.0, (1, 2), "-32603")
+    case = GoldenCase("c", "p", "update_ticket_status", expect_input_requests=InputExpectation(must=(InputPattern("elicitation"),)))
+    score = score_attempt(case, [refused_retry.call], executions=[refused_retry], final_text="Could not update.", stop_reason="final", model_turns=2)
+    execution = score.get("execution")
+    assert execution is not None and execution.value == 0.0 and not score.passed
+    assert "server error on 1 call; first: update_ticket_status: -32603: retry refused" in (execution.reason or "")
+    # a tool's own error result and a refusal of invalid arguments are not the server's failure
+    tool_error = ToolExecution(refused_retry.call, {"isError": True}, None, True, 1.0, (1,), "tool_error")
+    assert score_attempt(case, [tool_error.call], executions=[tool_error], final_text="x", stop_reason="final").verdict("execution") is None
+
+
+def test_a_yes_no_confirmation_the_user_submitted_is_not_scored_as_information():
+    ask = InputRequest("k", "elicitation/create", {"message": "Close it?", "requestedSchema": {}})
+    answer = InputAnswer({"action": "accept", "content": {"confirm": True, "email": "kim@acme.example"}}, "user", "sim/user")
+    execution = ToolExecution(
+        ToolCall("c1", "close", {}), {"content": []}, None, False, 1.0, (1,), None, rounds=(InputRound((1,), (ask,), {"k": answer}, None),)
+    )
+    case = GoldenCase("c", "p", "close", user=UserProfile(goal="g", facts={"confirm": "yes", "email": "kim@acme.example"}))
+    score = score_attempt(case, [execution.call], executions=[execution], final_text="Closed.", stop_reason="final", model_turns=2)
+    asked = score.get("mrtr.asked_info_correct")
+    assert asked is not None and asked.value == 1.0 and asked.reasons == ()
