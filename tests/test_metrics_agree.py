@@ -243,6 +243,22 @@ def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_ru
         assert _same(from_parquet[key], value), (key, from_parquet[key], value)
 
 
+def test_the_metrics_export_follows_the_kind_filter_as_the_summary_does(randomised_run):
+    db, run_id, _, _ = randomised_run
+    hard = AttemptFilters(run_id=run_id, kinds=("hard",))
+    frame = queries.metrics_frame(db, hard)
+    assert set(frame[frame["scope"] == "case"]["case_id"]) == {"weather"}  # the only hard case
+    live = {row["model"]: row for row in queries.model_summary(db, hard).to_dict("records")}
+    exported = {
+        m: v
+        for m, metric, v, scope in zip(frame["model"], frame["metric"], frame["value"], frame["scope"], strict=True)
+        if scope == "model" and metric == "pass_rate"
+    }
+    assert set(exported) == set(live) and all(_same(exported[m], live[m]["pass_rate"]) for m in live)
+    rows = list(csv.DictReader(io.StringIO(queries.metrics_export(db, hard, "csv").decode())))
+    assert {r["case_id"] for r in rows if r["scope"] == "case"} == {"weather"}
+
+
 def test_a_resume_recomputes_and_replaces_the_stored_metrics(randomised_run):
     db, run_id, report, _ = randomised_run
     again = _finish(db, run_id, store.load_attempt_records(db, run_id))

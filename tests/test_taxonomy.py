@@ -187,3 +187,18 @@ def test_a_yes_no_confirmation_the_user_submitted_is_not_scored_as_information()
     score = score_attempt(case, [execution.call], executions=[execution], final_text="Closed.", stop_reason="final", model_turns=2)
     asked = score.get("mrtr.asked_info_correct")
     assert asked is not None and asked.value == 1.0 and asked.reasons == ()
+
+
+def test_the_flaky_page_counts_what_the_matrix_and_the_report_count(tmp_path, reference_url):
+    one_error = GOOD.replace(
+        '    text: "Cloudy in Paris."', '    text: "Cloudy in Paris."\n    attempts:\n      3: {error: {status: 401, message: key revoked}}'
+    )
+    code, report = _run(tmp_path, reference_url, one_error)
+    weather = next(case for case in report["models"][0]["cases"] if case["id"] == "weather-paris")
+    assert (weather["passes"], weather["runs"], weather["errored"]) == (4, 4, 1)
+    db, scope = tmp_path / "evals.duckdb", AttemptFilters(run_id=report["runId"])
+    cell = next(row for row in queries.matrix(db, scope).to_dict("records") if row["case_id"] == "weather-paris")
+    assert (cell["passes"], cell["runs"], cell["errored"]) == (4, 4, 1)
+    assert queries.flaky_cases(db, scope).empty  # 4 of 4 scored passed: nothing disagreed, an outage is no flakiness
+    (run,) = queries.pair_runs(db, report["models"][0]["model"], "weather-paris", scope).to_dict("records")
+    assert (run["passes"], run["runs"], run["flaky"]) == (4, 4, False)

@@ -387,21 +387,3 @@ def erase_customer_data(
         raise ToolError(f"The user did not confirm the erasure of {customer_id}; nothing was erased.")
     erasure_id = f"ERASE-{data.stable_number(customer_id):04d}"
     return ErasureReceipt(customer_id=customer_id, erasure_id=erasure_id, status="scheduled", completes_within_days=30)
-
-
-ALL_TOOLS = (
-    get_weather,
-    search_invoices,
-    get_invoice,
-    send_email,
-    create_calendar_event,
-    list_calendar_events,
-    get_customer,
-    create_support_ticket,
-    update_ticket_status,
-    get_ticket,
-    summarize_ticket,
-    search_knowledge_base,
-    get_order_status,
-    erase_customer_data,
-)

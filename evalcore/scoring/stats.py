@@ -110,3 +110,15 @@ def _check_counts(c: int, n: int, k: int | None = None) -> None:
             raise ValueError(f"k must be >= 1, got {k}")
         if n and k > n:
             raise ValueError(f"k={k} exceeds n={n}: the estimator needs at least k attempts")
+
+
+def run_flakiness(c: int, n: int) -> float | None:
+    """How much a case's n scored attempts in one run disagreed: 1 - |2·c/n - 1|.
+
+    1 at a coin flip (half passed), 0 when every attempt agreed; None without a scored attempt (all errored: nothing was
+    measured). The Flaky page's flakiness is the mean of this over a case's runs.
+    """
+    if n == 0:
+        return None
+    _check_counts(c, n)
+    return 1 - abs(2 * c / n - 1)

@@ -34,6 +34,7 @@ import pandas as pd
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
 from evalcore.scoring.metrics import MetricAttempt, percentile, spend_metrics
+from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 from evalcore.store.metric_sets import run_metric_sets
@@ -457,64 +458,104 @@ FLAKY_COLUMNS = (
 
 
 def flaky_cases(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Model x case pairs that were inconsistent within a run (some attempts passed, some failed), flakiest first.
+    """Model x case pairs that were inconsistent within a run (some scored attempts passed, some failed), flakiest first.
 
-        flakiness = mean over the pair's runs in scope of (1 - |2·p_r - 1|),   p_r = the run's passes / attempts
+        flakiness = mean over the pair's runs in scope of `stats.run_flakiness(c_r, n_r)` = 1 - |2·c_r/n_r - 1|
 
-    Each run's term is 1 at a coin flip and 0 when every attempt agreed, so a
-    case that regressed (always passing, then always failing) has flakiness 0
-    and is not listed here: it is a drift, shown on the Drift page. Ties go to
-    the pair with more mixed runs (flaky_runs), then the most recent.
-    failing_runs counts the runs with at least one failed attempt.
+    with c_r and n_r the run's stored passes and scored attempts (`evalcore.scoring.metrics`, the matrix's and the
+    report's numbers: errored attempts are in neither). Each run's term is 1 at a coin flip and 0 when every attempt
+    agreed, so a case that regressed (always passing, then always failing) has flakiness 0 and is not listed here: it is
+    a drift, shown on the Drift page. A run with no scored attempt says nothing and is left out. Ties go to the pair
+    with more mixed runs (flaky_runs), then the most recent. failing_runs counts the runs with at least one failed
+    scored attempt.
     """
+    filters = filters or AttemptFilters()
+    runs = _pair_run_counts(path, filters)
+    rows = []
+    for (model, case_id), group in runs.groupby(["model", "case_id"], sort=False):
+        group = group[group["runs"] > 0]
+        terms = [run_flakiness(int(c), int(n)) for c, n in zip(group["passes"], group["runs"], strict=True)]
+        flaky_runs = int(sum(0 < c < n for c, n in zip(group["passes"], group["runs"], strict=True)))
+        if not flaky_runs:
+            continue
+        newest = group.iloc[0]
+        passes, scored = int(group["passes"].sum()), int(group["runs"].sum())
+        rows.append(
+            {
+                "model": model,
+                "case_id": case_id,
+                "kind": newest["kind"],
+                "passes": passes,
+                "runs": scored,
+                "pass_rate": passes / scored,
+                "flaky_runs": flaky_runs,
+                "failing_runs": int((group["passes"] < group["runs"]).sum()),
+                "run_count": len(group),
+                "last_run_date": newest["run_date"],
+                "last_run_id": newest["run_id"],
+                "top_failing_reason": None,
+                "simulated": bool(group["simulated"].any()),
+                "flakiness": sum(t for t in terms if t is not None) / len(terms),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(FLAKY_COLUMNS))
+    if frame.empty:
+        return frame
+    reasons = _top_failing_reasons(path, filters)
+    frame["top_failing_reason"] = [reasons.get((m, c)) for m, c in zip(frame["model"], frame["case_id"], strict=True)]
+    frame = frame.sort_values(["flakiness", "flaky_runs", "last_run_date", "model", "case_id"], ascending=[False, False, False, True, True])
+    return frame.reset_index(drop=True)
+
+
+def _pair_run_counts(path: Path, filters: AttemptFilters, model: str | None = None, case_id: str | None = None) -> pd.DataFrame:
+    """Per run x model x case in scope (newest run first): its date, kind, and the stored passes and scored attempts."""
+    sql = (
+        "WITH "
+        + _SCOPED
+        + """
+        SELECT model, case_id, run_id, any_value(run_date) AS run_date, any_value(run_started_at) AS run_started_at,
+               any_value(case_kind) AS kind, bool_or(simulated) AS simulated, NULL AS passes, NULL AS runs
+        FROM scoped WHERE (?::VARCHAR IS NULL OR model = ?::VARCHAR) AND (?::VARCHAR IS NULL OR case_id = ?::VARCHAR)
+        GROUP BY model, case_id, run_id
+        ORDER BY model, case_id, any_value(run_date) DESC, any_value(run_started_at) DESC, run_id"""
+    )
+    columns = ("model", "case_id", "run_id", "run_date", "run_started_at", "kind", "simulated", "passes", "runs")
+    frame = _frame(path, sql, [*filters.parameters(), model, model, case_id, case_id], columns)
+    sets = run_metric_sets(path, sorted(set(frame["run_id"])), filters.kinds)
+    counts = {(run_id, s.model, s.case_id): s for run_id, (found, _) in sets.items() for s in found if s.scope == "case"}
+    found_sets = [counts.get(key) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True)]
+    frame["passes"] = [int(s.get("passes") or 0) if s is not None else 0 for s in found_sets]
+    frame["runs"] = [int(s.get("scored") or 0) if s is not None else 0 for s in found_sets]
+    return frame
+
+
+def _top_failing_reasons(path: Path, filters: AttemptFilters) -> dict[tuple[str, str], str]:
+    """Per model x case in scope, the reason most failed scored attempts gave (ties: alphabetical)."""
     sql = (
         "WITH "
         + _SCOPED
         + """,
-        per_run AS (
-            SELECT model, case_id, run_id, any_value(run_date) AS run_date, any_value(run_started_at) AS run_started_at,
-                   any_value(case_kind) AS kind, bool_or(simulated) AS simulated, count_if(passed) AS passes, count(*) AS runs
-            FROM scoped GROUP BY model, case_id, run_id
-        ),
-        pairs AS (
-            SELECT model, case_id, first(kind ORDER BY run_date DESC, run_started_at DESC) AS kind, sum(passes)::BIGINT AS passes, sum(runs)::BIGINT AS runs,
-                   count_if(passes > 0 AND passes < runs) AS flaky_runs, count_if(passes < runs) AS failing_runs, count(*) AS run_count,
-                   max(run_date) AS last_run_date, first(run_id ORDER BY run_date DESC, run_started_at DESC) AS last_run_id, bool_or(simulated) AS simulated,
-                   avg(1 - abs(2 * passes / runs - 1)) AS flakiness
-            FROM per_run GROUP BY model, case_id
-        ),
         reasons AS (
             SELECT model, case_id, reason, count(*) AS n
-            FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM scoped WHERE NOT passed)
+            FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM scoped WHERE NOT passed AND error_kind IS NULL)
             GROUP BY model, case_id, reason
-        ),
-        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
-        SELECT p.model, p.case_id, p.kind, p.passes, p.runs, p.passes / p.runs AS pass_rate, p.flaky_runs, p.failing_runs, p.run_count,
-               p.last_run_date, p.last_run_id, t.top_failing_reason, p.simulated, p.flakiness
-        FROM pairs p LEFT JOIN top t ON p.model = t.model AND p.case_id = t.case_id
-        WHERE p.flaky_runs > 0
-        ORDER BY p.flakiness DESC, p.flaky_runs DESC, p.last_run_date DESC, p.model, p.case_id"""
+        )
+        SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id"""
     )
-    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), FLAKY_COLUMNS)
-    frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
-    return frame
+    frame = _frame(path, sql, filters.parameters(), ("model", "case_id", "top_failing_reason"))
+    return {(m, c): r for m, c, r in zip(frame["model"], frame["case_id"], frame["top_failing_reason"], strict=True)}
 
 
 PAIR_RUN_COLUMNS = ("run_id", "run_date", "passes", "runs", "flaky")
 
 
 def pair_runs(path: Path, model: str, case_id: str, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Every run in scope of one model x case, newest first, with its passes/attempts and whether it was mixed (flaky)."""
-    sql = (
-        "WITH "
-        + _SCOPED
-        + """
-        SELECT run_id, any_value(run_date) AS run_date, count_if(passed) AS passes, count(*) AS runs,
-               count_if(passed) > 0 AND count_if(passed) < count(*) AS flaky
-        FROM scoped WHERE model = ? AND case_id = ?
-        GROUP BY run_id ORDER BY any_value(run_date) DESC, any_value(run_started_at) DESC, run_id"""
-    )
-    return _frame(path, sql, [*(filters or AttemptFilters()).parameters(), model, case_id], PAIR_RUN_COLUMNS)
+    """Every run in scope of one model x case, newest first, with its stored passes / scored attempts and whether it was
+    mixed (flaky): the same counts as the matrix and the report."""
+    frame = _pair_run_counts(path, filters or AttemptFilters(), model, case_id)
+    frame = frame.sort_values(["run_date", "run_started_at", "run_id"], ascending=[False, False, True])
+    frame["flaky"] = [0 < c < n for c, n in zip(frame["passes"], frame["runs"], strict=True)]
+    return frame[list(PAIR_RUN_COLUMNS)].reset_index(drop=True)
 
 
 ATTEMPT_DETAIL_COLUMNS = (
@@ -661,15 +702,41 @@ METRICS_COLUMNS = ("run_id", "run_date", "golden_path", "scope", "model", "case_
 
 
 def metrics_frame(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """The stored metrics (`run_metrics`, see `evalcore.scoring.metrics`) of every run in scope, one row per metric."""
+    """The metrics (see `evalcore.scoring.metrics`) of every run in scope, one row per metric: the stored ones, or, under a
+    case-kind filter, the same function's numbers over the attempts of those kinds (what the matrix and summary show)."""
     filters = filters or AttemptFilters()
-    return _frame(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], METRICS_COLUMNS)
+    stored = _frame(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], METRICS_COLUMNS)
+    if not filters.kinds or stored.empty:
+        return stored
+    runs = stored.drop_duplicates("run_id")[["run_id", "run_date", "golden_path"]].to_dict("records")
+    sets = run_metric_sets(path, [str(run["run_id"]) for run in runs], filters.kinds)
+    rows = [
+        (run["run_id"], run["run_date"], run["golden_path"], s.scope, s.model, s.case_id, metric, value)
+        for run in runs
+        for s in sets.get(str(run["run_id"]), ([], 0))[0]
+        if not filters.models or s.model in ("", *filters.models)
+        for metric, value in s.values.items()
+    ]
+    return pd.DataFrame(rows, columns=list(METRICS_COLUMNS))
 
 
 def metrics_export(path: Path, filters: AttemptFilters | None = None, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
-    """`metrics_frame` as CSV or Parquet bytes, written by DuckDB from the stored numbers; b"" when there is nothing stored."""
+    """`metrics_frame` as CSV or Parquet bytes, written by DuckDB; b"" when there is nothing stored."""
     filters = filters or AttemptFilters()
-    return _export(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], file_format, "metrics")
+    if not filters.kinds:
+        return _export(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], file_format, "metrics")
+    frame = metrics_frame(path, filters)
+    if frame.empty:
+        return b""
+    with tempfile.TemporaryDirectory() as directory:
+        target = Path(directory) / f"metrics.{file_format}"
+        with duckdb.connect() as memory:
+            relation = memory.from_df(frame)
+            if file_format == "parquet":
+                relation.write_parquet(str(target))
+            else:
+                relation.write_csv(str(target), header=True)
+        return target.read_bytes()
 
 
 def _export(path: Path, sql: str, parameters: list[Any], file_format: Literal["csv", "parquet"], name: str) -> bytes:
@@ -766,15 +833,6 @@ def _python_datetime(value: Any) -> datetime | None:
 
 def _has_tables(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
-
-
-def _has_column(path: Path, table: str, column: str) -> bool:
-    """Whether the store's schema has the column (a store written by an older evalcore may not; readers never migrate)."""
-    if not _has_tables(path):
-        return False
-    with connect(path, read_only=True) as connection:
-        row = connection.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND column_name = ?", [table, column]).fetchone()
-    return bool(row and row[0])
 
 
 def _none_for_missing(column: pd.Series) -> pd.Series:
