@@ -10,7 +10,7 @@ calls, and None when any call's price is unknown: a cost is never guessed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +41,20 @@ class ToolCallStats:
 
 
 def model_call_stats(model: str, transcripts: Iterable[Mapping[str, Any]]) -> ModelCallStats:
-    """Every model turn of the model's attempts (`transcripts` are parsed `transcript_json`s).
-
-    `retries` counts every provider retry, those of calls that failed beyond their retries too (the transcript's own
-    `retries`): the same sum as the run metrics' `retries`.
-    """
+    """Every model turn of the model's attempts (`transcripts` are parsed `transcript_json`s)."""
     transcripts = list(transcripts)
     turns = [turn for transcript in transcripts for turn in transcript.get("turns") or []]
-    costs = [turn.get("cost_usd") for turn in turns]
+    return model_turn_stats(model, turns, sum(int(t.get("retries") or 0) for t in transcripts))
+
+
+def model_turn_stats(model: str, turns: Sequence[Mapping[str, Any]], failed_call_retries: int = 0) -> ModelCallStats:
+    """The per-call figures of a model's turns (each a transcript's `turns` entry: latency_ms, tokens, cost_usd, retries).
+
+    `retries` counts every provider retry, those of calls that failed beyond their retries too
+    (`failed_call_retries`, the transcripts' own `retries`): the same sum as the run metrics' `retries`.
+    """
+    costs: list[float | None] = [turn.get("cost_usd") for turn in turns]
+    known = [cost for cost in costs if cost is not None]
     return ModelCallStats(
         model=model,
         calls=len(turns),
@@ -56,17 +62,21 @@ def model_call_stats(model: str, transcripts: Iterable[Mapping[str, Any]]) -> Mo
         latency_p95_ms=percentile(_numbers(turns, "latency_ms"), 95),
         mean_input_tokens=_mean(_numbers(turns, "input_tokens")),
         mean_output_tokens=_mean(_numbers(turns, "output_tokens")),
-        cost_per_call_usd=None if not costs or any(c is None for c in costs) else sum(costs) / len(costs),
-        retries=sum(int(turn.get("retries") or 0) for turn in turns) + sum(int(t.get("retries") or 0) for t in transcripts),
+        cost_per_call_usd=sum(known) / len(costs) if costs and len(known) == len(costs) else None,
+        retries=sum(int(turn.get("retries") or 0) for turn in turns) + failed_call_retries,
     )
 
 
 def tool_call_stats(transcripts: Iterable[Mapping[str, Any]]) -> list[ToolCallStats]:
-    """Every executed tool call, grouped by tool name, in name order."""
+    """Every executed tool call of the transcripts, grouped by tool name, in name order."""
+    return execution_stats(execution for transcript in transcripts for execution in transcript.get("executions") or [])
+
+
+def execution_stats(executions: Iterable[Mapping[str, Any]]) -> list[ToolCallStats]:
+    """Tool executions (a transcript's `executions` entries: tool, is_error, latency_ms, request_ids, fault) per tool, in name order."""
     by_tool: dict[str, list[Mapping[str, Any]]] = {}
-    for transcript in transcripts:
-        for execution in transcript.get("executions") or []:
-            by_tool.setdefault(str(execution.get("tool")), []).append(execution)
+    for execution in executions:
+        by_tool.setdefault(str(execution.get("tool")), []).append(execution)
     stats = []
     for tool, executions in sorted(by_tool.items()):
         latencies = _numbers(executions, "latency_ms")

@@ -33,7 +33,8 @@ import pandas as pd
 
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
-from evalcore.scoring.metrics import MetricAttempt, percentile, spend_metrics
+from evalcore.scoring.calls import execution_stats, model_turn_stats
+from evalcore.scoring.metrics import MetricAttempt, spend_metrics
 from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
@@ -108,6 +109,8 @@ MATRIX_COLUMNS = (
     "server_target",
     "server_fingerprint",
     "run_date",
+    "attempts",
+    "errored",
 )
 
 
@@ -189,7 +192,7 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         ),
         top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
         SELECT c.model, c.case_id, c.run_id, c.kind, NULL AS passes, NULL AS runs, NULL AS pass_rate, NULL AS pass_hat_k,
-               t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date
+               t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date, NULL AS attempts, NULL AS errored
         FROM cells c LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
         ORDER BY c.case_id, c.model"""
     )
@@ -381,27 +384,35 @@ def _spend_attempt(row: dict[str, Any]) -> MetricAttempt:
 
 
 def tool_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per tool, from every executed call in the transcripts in scope: calls, error rate, server latency p50/p95 (ms, by `percentile`)."""
+    """Per tool, from every executed call in the transcripts in scope: calls, error rate, server latency p50/p95 (ms),
+    retries, faulted calls: the report's own figures (`evalcore.scoring.calls.execution_stats`)."""
     sql = (
         "WITH "
         + _SCOPED
         + """,
         executions AS (SELECT unnest(transcript_json->'$.executions[*]') AS e FROM scoped)
-        SELECT e->>'tool' AS tool, count(*) AS calls, avg((e->>'is_error')::BOOLEAN::INTEGER) AS error_rate,
-               list((e->>'latency_ms')::DOUBLE) FILTER (WHERE e->>'latency_ms' IS NOT NULL) AS latencies,
-               sum(greatest(coalesce(json_array_length(e->'request_ids'), 1) - 1, 0)) AS retries,
-               count(e->>'fault') AS faulted_calls
-        FROM executions GROUP BY tool ORDER BY tool"""
+        SELECT e->>'tool' AS tool, (e->>'is_error')::BOOLEAN AS is_error, (e->>'latency_ms')::DOUBLE AS latency_ms,
+               coalesce(json_array_length(e->'request_ids'), 1)::INTEGER AS request_ids, e->>'fault' AS fault
+        FROM executions"""
     )
-    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "calls", "error_rate", "latencies", "retries", "faulted_calls"))
-    return _with_percentiles(frame, TOOL_LATENCY_COLUMNS)
-
-
-def _with_percentiles(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """`frame` with its `latencies` lists replaced by their p50 and p95 (`evalcore.scoring.metrics.percentile`)."""
-    lists = [list(values) if values is not None and not isinstance(values, float) else [] for values in frame["latencies"]]
-    frame = frame.drop(columns=["latencies"]).assign(latency_p50_ms=[percentile(v, 50) for v in lists], latency_p95_ms=[percentile(v, 95) for v in lists])
-    return frame[list(columns)]
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "is_error", "latency_ms", "request_ids", "fault"))
+    executions = [
+        {"tool": tool, "is_error": bool(is_error), "latency_ms": _number_or_none(latency), "request_ids": [0] * int(ids), "fault": fault}
+        for tool, is_error, latency, ids, fault in zip(frame["tool"], frame["is_error"], frame["latency_ms"], frame["request_ids"], frame["fault"], strict=True)
+    ]
+    rows = [
+        {
+            "tool": stats.tool,
+            "calls": stats.calls,
+            "error_rate": stats.error_rate,
+            "latency_p50_ms": stats.latency_p50_ms,
+            "latency_p95_ms": stats.latency_p95_ms,
+            "retries": stats.retries,
+            "faulted_calls": sum(count for _, count in stats.faults),
+        }
+        for stats in execution_stats(executions)
+    ]
+    return pd.DataFrame(rows, columns=list(TOOL_LATENCY_COLUMNS))
 
 
 TOOL_LATENCY_COLUMNS = ("tool", "calls", "error_rate", "latency_p50_ms", "latency_p95_ms", "retries", "faulted_calls")
@@ -418,25 +429,49 @@ MODEL_CALL_COLUMNS = (
 
 
 def model_call_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
-    """Per model, from every model call (turn) in the transcripts in scope: latency p50/p95 per call (by `percentile`),
-    tokens and cost per call, retries.
+    """Per model, from every model call (turn) in the transcripts in scope: latency p50/p95 per call, tokens and cost per
+    call, retries (those of calls that failed beyond them too): the report's own figures (`scoring.calls.model_turn_stats`).
 
     Cost per call is empty when any call's price is unknown, as everywhere else.
     """
-    sql = (
+    filters = filters or AttemptFilters()
+    turns_sql = (
         "WITH "
         + _SCOPED
         + """,
         turns AS (SELECT model, unnest(transcript_json->'$.turns[*]') AS t FROM scoped)
-        SELECT model, count(*) AS calls,
-               list((t->>'latency_ms')::DOUBLE) FILTER (WHERE t->>'latency_ms' IS NOT NULL) AS latencies,
-               avg((t->>'input_tokens')::DOUBLE) AS input_tokens_per_call, avg((t->>'output_tokens')::DOUBLE) AS output_tokens_per_call,
-               CASE WHEN count(t->>'cost_usd') = count(*) THEN avg((t->>'cost_usd')::DOUBLE) END AS cost_per_call_usd,
-               sum(coalesce((t->>'retries')::INTEGER, 0)) AS retries
-        FROM turns GROUP BY model ORDER BY model"""
+        SELECT model, (t->>'latency_ms')::DOUBLE AS latency_ms, (t->>'input_tokens')::DOUBLE AS input_tokens,
+               (t->>'output_tokens')::DOUBLE AS output_tokens, (t->>'cost_usd')::DOUBLE AS cost_usd, coalesce((t->>'retries')::INTEGER, 0) AS retries
+        FROM turns"""
     )
-    columns = ("model", "calls", "latencies", "input_tokens_per_call", "output_tokens_per_call", "cost_per_call_usd", "retries")
-    return _with_percentiles(_frame(path, sql, (filters or AttemptFilters()).parameters(), columns), MODEL_CALL_COLUMNS)
+    failed_sql = "WITH " + _SCOPED + " SELECT model, sum(coalesce((transcript_json->>'retries')::INTEGER, 0)) AS retries FROM scoped GROUP BY model"
+    keys = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "retries")
+    turns = _frame(path, turns_sql, filters.parameters(), ("model", *keys))
+    failed = _frame(path, failed_sql, filters.parameters(), ("model", "retries"))
+    failed_retries = {model: int(count or 0) for model, count in zip(failed["model"], failed["retries"], strict=True)}
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for row in turns.to_dict("records"):
+        by_model.setdefault(str(row["model"]), []).append({key: _number_or_none(row[key]) for key in keys})
+    rows = []
+    for model in sorted(set(by_model) | set(failed_retries)):
+        stats = model_turn_stats(model, by_model.get(model, []), failed_retries.get(model, 0))
+        rows.append(
+            {
+                "model": model,
+                "calls": stats.calls,
+                "latency_p50_ms": stats.latency_p50_ms,
+                "latency_p95_ms": stats.latency_p95_ms,
+                "input_tokens_per_call": stats.mean_input_tokens,
+                "output_tokens_per_call": stats.mean_output_tokens,
+                "cost_per_call_usd": stats.cost_per_call_usd,
+                "retries": stats.retries,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(MODEL_CALL_COLUMNS))
+
+
+def _number_or_none(value: Any) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 FLAKY_COLUMNS = (
