@@ -4,12 +4,19 @@ of scripted sim models, and a conformance report. Not a test module: test module
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evalcore.behaviour.report import build_report
 from evalcore.cli import main
 from evalcore.conformance.runner import CheckReport, SuiteReport
+from evalcore.gate import decide
+from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.models.types import ModelSpec
+from evalcore.records import AttemptRecord
+from evalcore.store import behaviour as store
 
 # Three cases of the reference server's tools: one hard single call, one that must call nothing, one sequence.
 GOLDEN = """\
@@ -105,3 +112,17 @@ def conformance_report(target: str = "http://127.0.0.1:1/mcp", passed_check: boo
         CheckReport("headers.method_required", "headers", "t", "spec", "MUST", 5 if passed_check else 3, 5, "pass" if passed_check else "fail", "d"),
     )
     return SuiteReport(target, "http", 5, "readonly", datetime.now(UTC), 0.5, "abc", "Demo 1", checks)
+
+
+def finish_recorded_run(db: Path, run_id: str, records: Sequence[AttemptRecord], *, status: str = "complete") -> None:
+    """End a run whose attempts a test wrote by hand as the runner ends one: metrics once, the gated report, one write
+    (`complete`); or mark it stopped (`failed`, `cancelled`) with a reason."""
+    if status != "complete":
+        store.fail_run(db, run_id, status=status, error="stopped by the test")
+        return
+    run = store.load_run(db, run_id)
+    cases = tuple(GoldenCase(case_id, "p", None, kind=kind) for case_id, kind in dict.fromkeys((r.case_id, r.case_kind) for r in records))  # type: ignore[arg-type]
+    models = tuple(ModelSpec(model) for model in dict.fromkeys(r.model for r in records))
+    report, metric_sets = build_report(run, GoldenSet(Path(run["golden_path"]), cases, run["golden_hash"]), records, models)
+    gated = replace(report, gate=decide(report.to_json(), None, max_drop=0.02, incomplete=report.incomplete))
+    store.finish_run(db, gated, metric_sets)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.builders import finish_recorded_run
 from tests.waiting import wait_for_exit, wait_for_http
 
 # The first test here also builds the session's demo store and starts Streamlit and Chromium.
@@ -255,7 +256,7 @@ def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
         transcript_json=json.dumps(transcript),
     )  # fmt: skip
     store.write_attempts(db, run_id, [record])
-    store.finish_run(db, run_id, status="complete", passed=False, report=None)
+    finish_recorded_run(db, run_id, [record])
     yield from _serve(db, folder)
 
 

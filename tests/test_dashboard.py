@@ -16,10 +16,10 @@ from evalcore.dashboard import figures, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store import queries
-from evalcore.store.behaviour import create_run, finish_run, write_attempts
+from evalcore.store.behaviour import create_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
 from evalcore.store.history import run_points
-from tests.builders import Store, build_store, conformance_report
+from tests.builders import Store, build_store, conformance_report, finish_recorded_run
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = str(ROOT / "app.py")
@@ -75,7 +75,7 @@ def write_synthetic_run(db: Path, run_id: str, run_date: date, outcomes: dict[st
                 )
             )
     write_attempts(db, run_id, records)
-    finish_run(db, run_id, status="complete", passed=True, report=None)
+    finish_recorded_run(db, run_id, records)
 
 
 @pytest.fixture(scope="module")

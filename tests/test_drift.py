@@ -16,6 +16,7 @@ import pytest
 from evalcore.commands.drift import run_drift_command
 from evalcore.drift import DriftSettings, Fingerprints, RunPoint, description_diff, detect_changes
 from evalcore.drift.stats import Counts, benjamini_hochberg, discrete_bh, scan_test, split_p_value, step_over_outlier
+from tests.builders import finish_recorded_run
 
 START = date(2026, 10, 1)
 TOOLS_V1 = json.dumps([{"name": "search_kb", "description": "Search internal help-desk articles by keyword."}])
@@ -251,7 +252,7 @@ def _store_history(db, passes_per_run: list[int], *, last_status: str = "complet
         ]
         store.write_attempts(db, run_id, records)
         status = last_status if index == len(passes_per_run) - 1 else "complete"
-        store.finish_run(db, run_id, status=status, passed=True, report=None)
+        finish_recorded_run(db, run_id, records, status=status)
 
 
 def test_history_reads_every_fingerprint_and_the_command_fails_on_a_new_drop(tmp_path, capsys):

