@@ -68,12 +68,43 @@ def _score(case: GoldenCase, rng: random.Random, errored: bool) -> AttemptScore:
     return AttemptScore(tuple(scores), passed, tuple(reason for score in scores for reason in score.reasons))
 
 
+def _failed_by_server() -> AttemptScore:
+    reason = "server error: the server failed before the model could run (see the attempt's error)"
+    return AttemptScore((Score("execution", 0.0, True, (reason,)),), False, (reason,))
+
+
+def _transcript(rng: random.Random, errored: bool, cost: float | None) -> str:
+    """Model turns and tool executions as the agent stores them, so the per-call and per-tool figures have data."""
+    turns = [
+        {
+            "latency_ms": rng.uniform(1, 900),
+            "input_tokens": rng.randint(1, 99),
+            "output_tokens": rng.randint(1, 9),
+            "cost_usd": cost,
+            "retries": rng.choice((0, 1)),
+        }
+        for _ in range(rng.randint(0 if errored else 1, 3))
+    ]
+    executions = [
+        {
+            "tool": rng.choice(("get_weather", "get_invoice")),
+            "is_error": rng.random() < 0.2,
+            "latency_ms": rng.uniform(1, 90),
+            "request_ids": [1] * rng.choice((1, 1, 2)),
+            "fault": rng.choice((None, None, "http_500")),
+        }
+        for _ in range(rng.randint(0, 2))
+    ]
+    return json.dumps({"messages": [], "turns": turns, "executions": executions, "retries": 3 if errored else 0})
+
+
 def _records(rng: random.Random) -> list[AttemptRecord]:
     records = []
     for spec in MODELS:
         for case in CASES:
             for attempt in range(1, RUNS + 1):
                 errored = rng.random() < 0.15
+                server_failed = not errored and rng.random() < 0.05  # the server failed first: a failure, never excluded
                 if spec.name.endswith("unpriced-b"):
                     cost = None
                 elif spec.simulated or errored:
@@ -89,10 +120,10 @@ def _records(rng: random.Random) -> list[AttemptRecord]:
                         case_kind=case.kind,
                         simulated=spec.simulated,
                         model_version="v1",
-                        score=_score(case, rng, errored),
+                        score=_failed_by_server() if server_failed else _score(case, rng, errored),
                         tool_calls=(),
-                        final_text=None if errored else "answer",
-                        stop_reason="model_error" if errored else "final",
+                        final_text=None if errored or server_failed else "answer",
+                        stop_reason="model_error" if errored else "server_error" if server_failed else "final",
                         error="429 rate limited (gave up after 3 retries)" if errored else None,
                         latency_ms=None if errored and rng.random() < 0.5 else rng.uniform(5, 3000),
                         input_tokens=rng.randint(10, 900),
@@ -100,7 +131,7 @@ def _records(rng: random.Random) -> list[AttemptRecord]:
                         cost_usd=cost,
                         error_kind="provider" if errored else None,
                         retries=3 if errored else rng.choice((0, 0, 1)),
-                        transcript_json=json.dumps({"messages": [], "turns": [], "executions": []}),
+                        transcript_json=_transcript(rng, errored, cost),
                     )
                 )
     return records
@@ -241,6 +272,43 @@ def test_report_gate_dashboard_and_exports_agree_to_the_last_digit(randomised_ru
     for key, value in expected.items():
         assert _same(exported[key], value), (key, exported[key], value)
         assert _same(from_parquet[key], value), (key, from_parquet[key], value)
+
+
+def test_the_per_call_and_per_tool_figures_of_the_report_and_the_latency_page_agree(randomised_run):
+    db, run_id, report, _ = randomised_run
+    calls = {row["model"]: row for row in queries.model_call_latency(db, AttemptFilters(run_id=run_id)).to_dict("records")}
+    for entry in report["models"]:
+        shown, mine = calls[entry["model"]], entry["modelCalls"]
+        assert shown["calls"] == mine["calls"] and shown["retries"] == mine["retries"]
+        for column, key in (("latency_p50_ms", "latency_p50_ms"), ("latency_p95_ms", "latency_p95_ms"), ("cost_per_call_usd", "cost_per_call_usd")):
+            assert _same(shown[column], mine[key]), (entry["model"], column)
+    tools = {row["tool"]: row for row in queries.tool_latency(db, AttemptFilters(run_id=run_id)).to_dict("records")}
+    assert set(tools) == {t["tool"] for t in report["toolCalls"]}
+    for tool in report["toolCalls"]:
+        shown = tools[tool["tool"]]
+        assert (shown["calls"], shown["retries"]) == (tool["calls"], tool["retries"])
+        assert _same(shown["error_rate"], tool["error_rate"]) and _same(shown["latency_p95_ms"], tool["latency_p95_ms"])
+
+
+def test_a_gate_against_a_baseline_read_from_the_store_uses_both_runs_stored_numbers(randomised_run):
+    db, run_id, first, _ = randomised_run
+    store.accept_baseline(db, run_id)
+    store.create_run(
+        db, run_id="r2", run_date=date(2026, 12, 2), golden_path="golden.yaml", golden_hash="g", server_target="http://127.0.0.1:1/mcp",
+        server_name="srv", server_fingerprint="fp", server_tools=[], models=[m.name for m in MODELS], runs=RUNS, config={},
+    )  # fmt: skip
+    records = _records(random.Random(7))
+    store.write_attempts(db, "r2", records)
+    golden = GoldenSet(Path("golden.yaml"), CASES, "g")
+    report, metric_sets = build_report(store.load_run(db, "r2"), golden, records, MODELS)
+    baseline = store.last_green_report(db, golden_path="golden.yaml", exclude_run="r2")
+    assert baseline is not None and baseline["runId"] == run_id == first["runId"]
+    gate = decide(report.to_json(), baseline, max_drop=0.0, incomplete=None)
+    stored_first = {s.model: s for s in store.load_metrics(db, run_id) if s.scope == "model"}
+    now = {s.model: s for s in metric_sets if s.scope == "model"}
+    for regression in gate.regressions:
+        assert regression.baseline == stored_first[regression.model].get(regression.metric)
+        assert regression.current == now[regression.model].get(regression.metric)
 
 
 def test_the_metrics_export_follows_the_kind_filter_as_the_summary_does(randomised_run):

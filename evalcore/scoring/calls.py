@@ -10,6 +10,7 @@ calls, and None when any call's price is unknown: a cost is never guessed.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,7 +63,7 @@ def model_turn_stats(model: str, turns: Sequence[Mapping[str, Any]], failed_call
         latency_p95_ms=percentile(_numbers(turns, "latency_ms"), 95),
         mean_input_tokens=_mean(_numbers(turns, "input_tokens")),
         mean_output_tokens=_mean(_numbers(turns, "output_tokens")),
-        cost_per_call_usd=sum(known) / len(costs) if costs and len(known) == len(costs) else None,
+        cost_per_call_usd=math.fsum(known) / len(costs) if costs and len(known) == len(costs) else None,  # fsum: any order, one result
         retries=sum(int(turn.get("retries") or 0) for turn in turns) + failed_call_retries,
     )
 
@@ -112,4 +113,4 @@ def _numbers(items: Iterable[Mapping[str, Any]], key: str) -> list[float]:
 
 
 def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return math.fsum(values) / len(values) if values else None
