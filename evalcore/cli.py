@@ -181,6 +181,11 @@ def console_main() -> NoReturn:
     entry_point("evalcore")
 
 
+def console_main_mcp_evalcore() -> NoReturn:
+    """The installed `mcp-evalcore` command: the same, under the distribution's name."""
+    entry_point("mcp-evalcore")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "conformance":
         from evalcore.commands.conformance import run_conformance_command

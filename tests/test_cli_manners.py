@@ -124,4 +124,4 @@ def test_dashboard_without_its_extra_says_how_to_install_it(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: the dashboard needs its extra libraries: pip install 'evalcore[dashboard]' (streamlit, plotly, pandas)"
+    assert done.stderr.strip() == "error: the dashboard needs its extra libraries: pip install 'mcp-evalcore[dashboard]' (streamlit, plotly, pandas)"
