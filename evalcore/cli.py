@@ -133,6 +133,19 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     dashboard.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default 8501)")
     dashboard.add_argument("--no-demo", action="store_true", help="do not build the demo history into an empty store")
 
+    summary = _command(commands, "ci-summary", "show a conformance or behaviour report in CI: step summary, step outputs, a PR-comment body")
+    report = summary.add_mutually_exclusive_group(required=True)
+    report.add_argument("--conformance", type=Path, metavar="PATH", help="a report `conformance --json` wrote")
+    report.add_argument("--behaviour", type=Path, metavar="PATH", help="a report `run --out` wrote")
+    summary.add_argument(
+        "--db",
+        type=Path,
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help=f"store holding the last green run the behaviour run was gated against (default {DEFAULT_DB})",
+    )
+    summary.add_argument("--comment", type=Path, metavar="PATH", help="behaviour: also write the PR-comment body (the delta against the last green run) here")
+
     scan = _command(commands, "migrate-scan", "find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
@@ -215,6 +228,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evalcore.commands.dashboard import run_dashboard_command
 
         return run_dashboard_command(args)
+    if args.command == "ci-summary":
+        from evalcore.commands.ci_summary import run_ci_summary_command
+
+        return run_ci_summary_command(args)
     if args.command == "migrate-scan":
         from evalcore.commands.migrate_scan import run_migrate_scan_command
 
