@@ -93,6 +93,27 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    run.add_argument(
+        "--max-connections",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="model calls in flight at once per provider (openai=4) or per api_base URL; N alone: every provider; repeatable",
+    )
+    run.add_argument(
+        "--requests-per-minute",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="request rate per provider or api_base, a token bucket holding one second's worth; N alone: every provider; repeatable",
+    )
+    run.add_argument(
+        "--rate-limit-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long one model call may wait out a provider's 429 Retry-After before it is a provider error (default 300)",
+    )
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
     run.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")

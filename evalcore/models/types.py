@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalcore.models.limits import NO_LIMITS, ProviderLimits
 from evalcore.records import ModelTurn, ToolCall
 
 __all__ = ["ModelSpec", "ModelTurn", "ToolCall"]
@@ -22,6 +23,7 @@ class ModelSpec:
     seed: int | None = 7
     input_cost_per_token: float | None = None  # price overrides for custom models (USD)
     output_cost_per_token: float | None = None
+    limits: ProviderLimits = NO_LIMITS  # its provider's connection limit, request rate and Retry-After bound (run options)
 
     @property
     def simulated(self) -> bool:
