@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from evalcore.models.limits import (
     provider_key,
     retry_after_seconds,
 )
+from evalcore.models.sim.launcher import running_sim_server
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec
 from tests.throttling_provider import ThrottlingProvider, throttling_provider
@@ -219,3 +221,40 @@ def test_run_refuses_bad_limits_in_one_line(tmp_path):
         "error: --max-connections takes N or PROVIDER=N (e.g. openai=4, or http://127.0.0.1:8000/v1=2), got 'openai=lots'"
     ]
     assert not (tmp_path / "e.duckdb").exists()
+
+
+# --- a whole run against a rate-limited provider (the sim endpoint, every third request a 429) ----------------------
+
+GATED = ("selection_accuracy", "argument_accuracy", "sequence_accuracy", "over_call_rate", "pass_rate")
+
+
+def _run(tmp_path: Path, name: str, api_base: str, server_url: str, *extra: str) -> tuple[int, dict]:
+    from evalcore.cli import main
+
+    out = tmp_path / f"{name}.json"
+    argv = ["run", "--models", "hosted_vllm/sim-lexical", "--api-base", api_base, "--url", server_url, "--runs", "1", "--db", str(tmp_path / f"{name}.duckdb")]
+    code = main([*argv, "--out", str(out), *extra])
+    return code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_a_rate_limited_run_slows_down_and_scores_as_an_unlimited_one(tmp_path, reference_url, capsys):
+    with running_sim_server() as free:
+        code, unlimited = _run(tmp_path, "free", free, reference_url)
+    assert code == 0
+    with running_sim_server(rate_limit_every=3, retry_after="0") as limited_base:
+        code, limited = _run(tmp_path, "limited", limited_base, reference_url, "--max-connections", "2")
+    assert code == 0 and not limited.get("incomplete")
+    (free_model,), (limited_model,) = unlimited["models"], limited["models"]
+    assert {m: limited_model["metrics"][m] for m in GATED} == {m: free_model["metrics"][m] for m in GATED}
+    assert limited_model["metrics"]["errored"] == 0 and limited_model["metrics"]["retries"] >= 9  # a third of 28+ requests
+    assert free_model["metrics"]["retries"] == 0
+    final = capsys.readouterr().err.strip().splitlines()
+    assert any("28/28 attempts" in line and "rate-limited" in line and "0 errors" in line for line in final)
+
+
+def test_a_provider_asking_for_more_than_the_bound_makes_the_run_incomplete(tmp_path, reference_url):
+    with running_sim_server(rate_limit_every=2, retry_after="30") as base:
+        code, report = _run(tmp_path, "bounded", base, reference_url, "--rate-limit-wait", "5")
+    assert code == 1 and report["incomplete"] and "would pass the 5 s bound" in report["incomplete"]["reason"]
+    (model,) = report["models"]
+    assert model["metrics"]["errored"] >= 1
