@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,13 @@ def test_limits_per_provider_or_api_base():
     assert table.for_provider(provider_key("hosted_vllm/m", "http://127.0.0.1:9000/v1")) == ProviderLimits(3, None, None, 60)
     assert table.for_provider(provider_key("anthropic/claude", None)) == ProviderLimits(8, None, None, 60)
     assert ProviderLimits(requests_per_minute=600).capacity == 10 and ProviderLimits(requests_per_minute=30).capacity == 1
+
+
+def test_a_stored_spec_keeps_its_limits():
+    """A run stores its model specs as JSON (asdict); `--resume` builds them back with the limits they had."""
+    spec = ModelSpec("openai/gpt-4o", limits=ProviderLimits(max_connections=2, requests_per_minute=90.0))
+    assert ModelSpec(**json.loads(json.dumps(asdict(spec)))) == spec
+    assert ModelSpec(**{key: value for key, value in asdict(spec).items() if key != "limits"}).limits == NO_LIMITS  # a run stored before limits
 
 
 @pytest.mark.parametrize(
@@ -175,21 +183,24 @@ def test_a_wait_beyond_the_bound_is_a_provider_error(provider: ThrottlingProvide
 
 
 def test_a_429_pauses_every_call_to_that_provider(provider: ThrottlingProvider):
-    """The Retry-After is waited out in the provider's gate, which every call to that provider passes (not in the call's own retry)."""
+    """The Retry-After is waited out in the provider's gate (not in the call's own retry), and it holds back every call
+    to that provider, under any limits (a simulated user's calls too), while another provider's calls go on."""
 
-    async def scenario(fake: FakeTime) -> tuple[list[float], list[float]]:
+    async def scenario(fake: FakeTime) -> tuple[list[float], list[float], list[float]]:
         base = provider.route("shared", [429], retry_after="5")
         await _call(ModelSpec("hosted_vllm/a", api_base=base), fake)  # type: ignore[misc]
-        shared = provider_gate(provider_key("hosted_vllm/b", base), NO_LIMITS)
-        elsewhere = provider_gate(provider_key("hosted_vllm/b", provider.route("elsewhere", [])), NO_LIMITS)
+        key = provider_key("hosted_vllm/b", base)
+        shared, other_limits = provider_gate(key, NO_LIMITS), provider_gate(key, ProviderLimits(max_connections=1), clock=fake.clock, sleep=fake.sleep)
+        elsewhere = provider_gate(provider_key("hosted_vllm/b", provider.route("elsewhere", [])), NO_LIMITS, clock=fake.clock, sleep=fake.sleep)
         shared.pause(5)  # as that 429 did: a call starting now waits, a call to another provider does not
-        async with shared.slot(), elsewhere.slot():
+        async with other_limits.slot(), elsewhere.slot():
             pass
-        return shared.waits, elsewhere.waits
+        return shared.waits, other_limits.waits, elsewhere.waits
 
     fake = FakeTime()
-    shared_waits, elsewhere_waits = asyncio.run(scenario(fake))
-    assert shared_waits == [5.0, 5.0] and elsewhere_waits == [] and fake.sleeps == [5.0, 5.0] and provider.requests["shared"] == 2
+    shared_waits, other_waits, elsewhere_waits = asyncio.run(scenario(fake))
+    assert shared_waits == [5.0] and other_waits == [5.0] and elsewhere_waits == []
+    assert fake.sleeps == [5.0, 5.0] and provider.requests["shared"] == 2
 
 
 def test_request_rate_spaces_calls_per_provider(provider: ThrottlingProvider):

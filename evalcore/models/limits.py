@@ -134,29 +134,40 @@ class CallCounters:
 CALLS = CallCounters()
 
 
+@dataclass
+class Pause:
+    """Until when a provider asked for quiet (a `Retry-After`); shared by every gate of that provider."""
+
+    until: float = -math.inf
+
+
 class ProviderGate:
     """One provider's limits, on one event loop: a slot (`async with gate.slot()`) waits for the connection, the token
     and any pause a `Retry-After` set."""
 
-    def __init__(self, limits: ProviderLimits, clock: Clock, sleep: Sleep) -> None:
+    def __init__(self, limits: ProviderLimits, clock: Clock, sleep: Sleep, pause: Pause | None = None) -> None:
         self.limits = limits
         self.clock = clock
         self.sleep = sleep
         self.connections = asyncio.Semaphore(limits.max_connections) if limits.max_connections else None
         rate = limits.requests_per_minute
         self.bucket = TokenBucket(rate / 60.0, limits.capacity, clock) if rate else None
-        self.paused_until = -math.inf
+        self.paused = pause if pause is not None else Pause()
         self.waits: list[float] = []  # every wait this gate imposed, in order (what tests read)
 
+    @property
+    def paused_until(self) -> float:
+        return self.paused.until
+
     def pause(self, seconds: float) -> None:
-        """The provider asked for `seconds` of quiet: no call through this gate starts before then."""
-        self.paused_until = max(self.paused_until, self.clock() + seconds)
+        """The provider asked for `seconds` of quiet: no call to it starts before then (through any of its gates)."""
+        self.paused.until = max(self.paused.until, self.clock() + seconds)
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         async with self.connections if self.connections is not None else contextlib.nullcontext():
             while True:  # a pause may be extended while we wait for it
-                paused = self.paused_until - self.clock()
+                paused = self.paused.until - self.clock()
                 if paused <= 0:
                     break
                 await self._wait(paused)
@@ -173,14 +184,20 @@ class ProviderGate:
 
 
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, ProviderLimits], ProviderGate]] = weakref.WeakKeyDictionary()
+_PAUSES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Pause]] = weakref.WeakKeyDictionary()
 
 
 def provider_gate(key: str, limits: ProviderLimits, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> ProviderGate:
-    """The gate every call to provider `key` under `limits` shares on the running loop (made by the first caller)."""
-    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    """The gate every call to provider `key` under `limits` shares on the running loop (made by the first caller).
+
+    Calls under other limits (a simulated user's, say) have a gate of their own, but share the provider's pause.
+    """
+    loop = asyncio.get_running_loop()
+    gates = _GATES.setdefault(loop, {})
     gate = gates.get((key, limits))
     if gate is None:
-        gate = gates[(key, limits)] = ProviderGate(limits, clock, sleep)
+        pause = _PAUSES.setdefault(loop, {}).setdefault(key, Pause())
+        gate = gates[(key, limits)] = ProviderGate(limits, clock, sleep, pause)
     return gate
 
 
