@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -102,8 +103,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
-    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
-        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
+    progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
+    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target, contextlib.closing(progress):
+        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
     from evalcore.commands.drift import drift_of_run, render_run_drift
 
     report["drift"] = drift_of_run(config.db_path, config.golden_id, str(report["runId"]))
