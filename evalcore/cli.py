@@ -93,6 +93,27 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    run.add_argument(
+        "--max-connections",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="model calls in flight at once per provider (openai=4) or per api_base URL; N alone: every provider; repeatable",
+    )
+    run.add_argument(
+        "--requests-per-minute",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="request rate per provider or api_base, a token bucket holding one second's worth; N alone: every provider; repeatable",
+    )
+    run.add_argument(
+        "--rate-limit-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long one model call may wait out a provider's 429 Retry-After before it is a provider error (default 300)",
+    )
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
     run.add_argument(
@@ -146,6 +167,19 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     dashboard.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default 8501)")
     dashboard.add_argument("--no-demo", action="store_true", help="do not build the demo history into an empty store")
 
+    summary = _command(commands, "ci-summary", "show a conformance or behaviour report in CI: step summary, step outputs, a PR-comment body")
+    report = summary.add_mutually_exclusive_group(required=True)
+    report.add_argument("--conformance", type=Path, metavar="PATH", help="a report `conformance --json` wrote")
+    report.add_argument("--behaviour", type=Path, metavar="PATH", help="a report `run --out` wrote")
+    summary.add_argument(
+        "--db",
+        type=Path,
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help=f"store holding the last green run the behaviour run was gated against (default {DEFAULT_DB})",
+    )
+    summary.add_argument("--comment", type=Path, metavar="PATH", help="behaviour: also write the PR-comment body (the delta against the last green run) here")
+
     scan = _command(commands, "migrate-scan", "find pre-2026 MCP patterns in test code and say what replaces them")
     scan.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
     return parser
@@ -194,6 +228,11 @@ def console_main() -> NoReturn:
     entry_point("evalcore")
 
 
+def console_main_mcp_evalcore() -> NoReturn:
+    """The installed `mcp-evalcore` command: the same, under the distribution's name."""
+    entry_point("mcp-evalcore")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "conformance":
         from evalcore.commands.conformance import run_conformance_command
@@ -227,6 +266,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evalcore.commands.dashboard import run_dashboard_command
 
         return run_dashboard_command(args)
+    if args.command == "ci-summary":
+        from evalcore.commands.ci_summary import run_ci_summary_command
+
+        return run_ci_summary_command(args)
     if args.command == "migrate-scan":
         from evalcore.commands.migrate_scan import run_migrate_scan_command
 

@@ -12,9 +12,10 @@ import pytest
 
 from evalcore.cli import EXIT_BROKEN_PIPE, build_parser
 from evalcore.commands.progress import Progress
+from evalcore.models.limits import CallCounters
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ("conformance", "run", "gate", "runs", "drift", "demo", "dashboard", "migrate-scan")
+SUBCOMMANDS = ("conformance", "run", "gate", "runs", "drift", "demo", "dashboard", "ci-summary", "migrate-scan")
 
 
 def _evalcore(*args: str, stdout: int | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -67,16 +68,20 @@ class _Clock:
         return self.now
 
 
+def _progress(stream: io.StringIO, clock: _Clock, counters: CallCounters | None = None, **options: float) -> Progress:
+    return Progress("running", stream=stream, clock=clock, counters=counters or CallCounters(), background=False, **options)  # type: ignore[arg-type]
+
+
 def test_progress_off_a_terminal_is_a_plain_line_every_few_seconds():
     stream, clock = io.StringIO(), _Clock()
-    progress = Progress("running", stream=stream, interval_s=5.0, clock=clock)
+    progress = _progress(stream, clock, interval_s=5.0)
     for seconds, done in [(0.5, 1), (2.0, 2), (6.0, 3), (7.0, 4), (11.5, 5), (12.0, 10)]:
         clock.now = 100.0 + seconds
         progress(done, 10)
     assert stream.getvalue().splitlines() == [
-        "running: 3/10 attempts · 0.5/s",
-        "running: 5/10 attempts · 0.4/s",
-        "running: 10/10 attempts · 0.8/s",
+        "running: 3/10 attempts · 30.0/min · ETA 14s · 0 calls, 0 retries, 0 errors",
+        "running: 5/10 attempts · 26.1/min · ETA 12s · 0 calls, 0 retries, 0 errors",
+        "running: 10/10 attempts · 50.0/min · 0 calls, 0 retries, 0 errors",
     ]
     assert "\r" not in stream.getvalue()
 
@@ -87,13 +92,53 @@ def test_progress_on_a_terminal_redraws_one_bar():
             return True
 
     stream, clock = Terminal(), _Clock()
-    progress = Progress("running", stream=stream, clock=clock)
+    progress = _progress(stream, clock)
     for done in (1, 2, 4):
         clock.now += 1
         progress(done, 4)
     text = stream.getvalue()
-    assert text.count("\r") == 3 and text.endswith("] 4/4 attempts · 1.3/s\n")
-    assert "[#######" in text
+    assert text.count("\r") == 3 and text.endswith("] 4/4 attempts · 1.3/s · 0 calls, 0 retries, 0 errors\x1b[K\n")
+    assert "[#######" in text and "ETA 2s" in text
+
+
+def test_a_slow_run_shows_attempts_per_minute_and_its_calls_never_0_0_per_second():
+    """A rate-limited run: one attempt in 40 s, calls retried and waiting; the line says so, per minute."""
+    stream, clock, counters = io.StringIO(), _Clock(), CallCounters(calls=5, retries=1)  # what the process did before the run
+    progress = _progress(stream, clock, counters, interval_s=10.0)
+    counters.calls, counters.retries, counters.rate_limited, counters.errors, counters.waited_s = 14, 7, 5, 1, 95.0
+    clock.now += 40
+    progress(1, 300)
+    assert stream.getvalue().splitlines() == [
+        "running: 1/300 attempts · 1.5/min · ETA 3h19m · 9 calls, 6 retries (5 rate-limited), 1 errors, waited 1m35s on provider limits"
+    ]
+    assert "0.0/s" not in stream.getvalue()
+
+
+def test_a_stalled_run_still_logs_a_line_every_interval():
+    """No attempt finishes (a provider asked to wait): the heartbeat prints the counts anyway, once per interval."""
+    stream, clock, counters = io.StringIO(), _Clock(), CallCounters()
+    progress = _progress(stream, clock, counters, interval_s=10.0)
+    clock.now += 10
+    progress(2, 10)
+    for seconds, retries in ((5, 1), (11, 2), (25, 3)):
+        clock.now = 110.0 + seconds
+        counters.retries = retries
+        progress.heartbeat()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 and lines[1].startswith("running: 2/10 attempts") and "2 retries" in lines[1] and "3 retries" in lines[2]
+    progress(10, 10)
+    progress.heartbeat()  # after the end: nothing more
+    assert len(stream.getvalue().splitlines()) == 4
+
+
+def test_the_heartbeat_thread_ends_with_the_run():
+    stream = io.StringIO()
+    progress = Progress("running", stream=stream, interval_s=3600.0, counters=CallCounters())
+    progress(1, 2)
+    assert progress.thread is not None and progress.thread.is_alive()
+    progress(2, 2)
+    progress.thread.join(timeout=60)
+    assert not progress.thread.is_alive()
 
 
 def test_a_run_in_ci_logs_its_progress(tmp_path):
@@ -124,4 +169,4 @@ def test_dashboard_without_its_extra_says_how_to_install_it(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: the dashboard needs its extra libraries: pip install 'evalcore[dashboard]' (streamlit, plotly, pandas)"
+    assert done.stderr.strip() == "error: the dashboard needs its extra libraries: pip install 'mcp-evalcore[dashboard]' (streamlit, plotly, pandas)"

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def test_installed_command_checks_the_reference_server(installed, tmp_path):
     env = _clean_environment()
     version = subprocess.run([str(installed / "evalcore"), "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert version.returncode == 0 and version.stdout.strip() == f"evalcore {evalcore.__version__}"
+    same = subprocess.run([str(installed / "mcp-evalcore"), "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0 and same.stdout.strip() == version.stdout.strip()  # the distribution's name is a second way in
 
     report = tmp_path / "report.json"
     done = subprocess.run(
@@ -89,20 +92,73 @@ def test_cli_install_stays_light_and_names_the_dashboard_extra(installed, tmp_pa
     done = subprocess.run(
         [str(installed / "evalcore"), "dashboard", "--db", str(tmp_path / "e.duckdb")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 2 and "pip install 'evalcore[dashboard]'" in done.stderr
+    assert done.returncode == 2 and "pip install 'mcp-evalcore[dashboard]'" in done.stderr
 
 
-def test_wheel_carries_the_bundled_files(tmp_path):
-    """The golden sets, scripts, rubric and the dashboard's pages travel inside the package."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300
-    )
+BUNDLED = (
+    "golden/tasks.yaml",
+    "golden/rubric.md",
+    "golden/scripts/security-refuses.yaml",
+    "golden/robustness.yaml",
+    "golden/security.yaml",
+    "app.py",
+    "pages/4_Run.py",
+)
+REFERENCE_SERVER = ("demo_server/__main__.py", "demo_server/app.py", "demo_server/tools.py")
+
+
+def _build(hook: str, source: Path, out: Path) -> Path:
+    """One PEP 517 hook of the pinned backend (hatchling, requirements-dev.txt), run in `source`: no network, no isolated env."""
+    code = f"import sys, hatchling.build as backend; print(backend.{hook}(sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", code, str(out)], cwd=source, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-4000:]
-    (wheel,) = tmp_path.glob("evalcore-*.whl")
+    return out / done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def distributions(tmp_path_factory) -> tuple[Path, Path]:
+    """(sdist, wheel): the sdist built from the checkout, the wheel built from the unpacked sdist, as `python -m build` does."""
+    out = tmp_path_factory.mktemp("dist")
+    sdist = _build("build_sdist", ROOT, out)
+    unpacked = tmp_path_factory.mktemp("unpacked")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (source,) = unpacked.iterdir()
+    return sdist, _build("build_wheel", source, out)
+
+
+def test_distributions_carry_our_name(distributions):
+    """The index's `evalcore` is someone else's: ours is mcp-evalcore, in both files' names and metadata."""
+    sdist, wheel = distributions
+    assert sdist.name == f"mcp_evalcore-{evalcore.__version__}.tar.gz"
+    assert wheel.name == f"mcp_evalcore-{evalcore.__version__}-py3-none-any.whl"
+    metadata = zipfile.ZipFile(wheel).read(f"mcp_evalcore-{evalcore.__version__}.dist-info/METADATA").decode()
+    assert "\nName: mcp-evalcore\n" in metadata and "Provides-Extra: dashboard" in metadata
+
+
+def test_sdist_carries_the_sources_and_bundled_files(distributions):
+    sdist, _ = distributions
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for bundled in BUNDLED:
+        assert bundled in names
+    for module in REFERENCE_SERVER:
+        assert f"evalcore/{module}" in names
+    assert {"pyproject.toml", "README.md", "requirements.txt"} <= names
+    assert not any(name.startswith(("tests/", "bench/", "data/", ".venv")) for name in names)
+
+
+def test_wheel_carries_the_bundled_files(distributions):
+    """The reference server, the golden sets with scripts and rubric, and the dashboard's pages travel inside the package."""
+    _, wheel = distributions
     names = set(zipfile.ZipFile(wheel).namelist())
-    for bundled in ("golden/tasks.yaml", "golden/rubric.md", "golden/robustness.yaml", "golden/security.yaml", "app.py", "pages/4_Run.py"):
+    for bundled in BUNDLED:
         assert f"evalcore/_bundled/{bundled}" in names
-    assert "evalcore/demo_server/__main__.py" in names and "evalcore/conformance/checks/headers.py" in names
+    for module in REFERENCE_SERVER:
+        assert f"evalcore/{module}" in names
+    assert "evalcore/conformance/checks/headers.py" in names
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
-    assert "evalcore = evalcore.cli:console_main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    commands = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "evalcore = evalcore.cli:console_main" in commands
+    assert "mcp-evalcore = evalcore.cli:console_main_mcp_evalcore" in commands

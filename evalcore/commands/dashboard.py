@@ -40,7 +40,7 @@ def run_dashboard_command(args: argparse.Namespace) -> int:
     from evalcore.store.history import count_behaviour_runs
 
     if not _installed("streamlit"):
-        raise ConfigError("the dashboard needs its extra libraries: pip install 'evalcore[dashboard]' (streamlit, plotly, pandas)")
+        raise ConfigError("the dashboard needs its extra libraries: pip install 'mcp-evalcore[dashboard]' (streamlit, plotly, pandas)")
     db = Path(args.db).resolve()
     db.parent.mkdir(parents=True, exist_ok=True)
     if not args.no_demo and not count_behaviour_runs(db):

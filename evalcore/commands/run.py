@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 from evalcore.errors import ConfigError
 from evalcore.golden.limits import DEFAULT_LIMITS
 from evalcore.golden.loader import load_golden_set
+from evalcore.models.limits import LimitsTable, parse_limits, provider_key
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
 from evalcore.target import STDIO_HEADERS, parse_headers
@@ -29,15 +31,18 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
         raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
     if len(set(names)) != len(names):
         raise ConfigError(f"--models lists a model twice: {args.models}")
-    return tuple(
-        ModelSpec(
-            name=name,
-            api_base=None if name.startswith("sim/") else args.api_base,
-            max_concurrency=args.model_concurrency,
-            timeout_s=args.timeout,
-        )
-        for name in names
-    )
+    limits = provider_limits(args)
+    specs = []
+    for name in names:
+        api_base = None if name.startswith("sim/") else args.api_base
+        limited = limits.for_provider(provider_key(name, api_base))
+        specs.append(ModelSpec(name=name, api_base=api_base, max_concurrency=args.model_concurrency, timeout_s=args.timeout, limits=limited))
+    return tuple(specs)
+
+
+def provider_limits(args: argparse.Namespace) -> LimitsTable:
+    """`--max-connections`, `--requests-per-minute` and `--rate-limit-wait`, per provider (evalcore.models.limits)."""
+    return parse_limits(args.max_connections, args.requests_per_minute, max_wait_s=args.rate_limit_wait)
 
 
 def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
@@ -45,7 +50,8 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
     if not args.judge:
         return None
     api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
-    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout)
+    limits = provider_limits(args).for_provider(provider_key(args.judge, api_base))
+    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout, limits=limits)
 
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
@@ -100,8 +106,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
-    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
-        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
+    progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
+    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target, contextlib.closing(progress):
+        report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
     from dataclasses import replace
 
     from evalcore.commands.drift import drift_of_run, render_run_drift

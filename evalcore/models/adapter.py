@@ -11,9 +11,14 @@ latency and the number of retries.
   `max_retries=0`, so the count is honest): rate limits (429), 5xx,
   connection errors and timeouts are retried up to `spec.max_retries` times
   with exponential backoff (0.5 s doubling, capped at 8 s, plus up to 25 %
-  jitter so parallel attempts do not retry in lockstep). Other errors (auth,
+  jitter so parallel attempts do not retry in lockstep). A 429 that says
+  `Retry-After` is waited out as the provider asks, by every call to that
+  provider (`evalcore.models.limits`), and retried for as long as those waits
+  stay within `spec.limits.max_rate_limit_wait_s`. Other errors (auth,
   bad request, not found) fail at once. Either way the caller gets
   `ModelError("<model>: <one-line reason>")`.
+- Every call passes its provider's gate first: the connection limit and the
+  token-bucket request rate of `spec.limits`.
 - `drop_params=True` lets providers that take no `seed` or `temperature` ignore
   them instead of failing.
 - `context` (case id, attempt, run date) travels as `metadata={"evalcore": ...}`
@@ -38,9 +43,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
+from evalcore.models.limits import CALLS, MAX_RATE_LIMIT_RETRIES, Clock, ProviderGate, Sleep, provider_gate, provider_key, retry_after_of
 from evalcore.models.pricing import known_unit_prices, turn_cost
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
@@ -224,13 +230,77 @@ def _prepare(spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequ
     return build_request(spec, messages, tools, context)
 
 
-def _retry_policy(spec: ModelSpec, backoff: Backoff) -> dict[str, Any]:
-    return {
-        "stop": stop_after_attempt(max(spec.max_retries, 0) + 1),
-        "wait": wait_exponential_jitter(multiplier=backoff.initial_s, max=backoff.max_s, exp_base=2, jitter=backoff.initial_s / 4),
-        "retry": retry_if_exception(is_retryable),
-        "reraise": True,
-    }
+class _RetryPolicy:
+    """When to retry a failed call and how long to wait first (tenacity computes the wait, then asks whether to stop).
+
+    A 429 with `Retry-After` pauses the provider's gate for the time asked, and the retry waits in the gate; such
+    retries go on while the waits asked add up to at most `spec.limits.max_rate_limit_wait_s`. Every other
+    retryable failure (a 429 without `Retry-After` included) spends one of `spec.max_retries`, after an
+    exponential backoff that, for a 429, holds the whole provider back.
+    """
+
+    def __init__(self, spec: ModelSpec, backoff: Backoff, gate: ProviderGate, wall_clock: Clock) -> None:
+        self.spec = spec
+        self.gate = gate
+        self.wall_clock = wall_clock
+        self.backoff = wait_exponential_jitter(multiplier=backoff.initial_s, max=backoff.max_s, exp_base=2, jitter=backoff.initial_s / 4)
+        self.other_failures = 0
+        self.rate_limit_wait_s = 0.0
+        self.gave_up_waiting: float | None = None  # the Retry-After that would have passed the bound
+
+    def wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        rate_limited = _is_rate_limit(failure)
+        asked = retry_after_of(failure, self.wall_clock()) if rate_limited and failure is not None else None
+        if rate_limited:
+            CALLS.rate_limited += 1
+        if asked is None:
+            self.other_failures += 1
+            seconds = float(self.backoff(_nth_retry(state, self.other_failures)))
+            if not rate_limited:
+                return seconds
+            self.gate.pause(seconds)
+            return 0.0
+        self.rate_limit_wait_s += asked
+        if self.rate_limit_wait_s > self.spec.limits.max_rate_limit_wait_s:
+            self.gave_up_waiting = asked
+        else:
+            self.gate.pause(asked)
+        return 0.0
+
+    def stop(self, state: RetryCallState) -> bool:
+        if self.gave_up_waiting is not None or state.attempt_number > MAX_RATE_LIMIT_RETRIES:
+            return True
+        return self.other_failures > max(self.spec.max_retries, 0)
+
+    def tenacity_arguments(self, sleep: Sleep) -> dict[str, Any]:
+        async def backoff_sleep(seconds: float) -> None:  # a Retry-After is waited in the gate: nothing to sleep here
+            if seconds > 0:
+                await sleep(seconds)
+
+        return {
+            "stop": self.stop,
+            "wait": self.wait,
+            "retry": retry_if_exception(is_retryable),
+            "reraise": True,
+            "sleep": backoff_sleep,
+            "before_sleep": _count_retry,
+        }
+
+
+def _nth_retry(state: RetryCallState, n: int) -> RetryCallState:
+    """The state tenacity's exponential wait reads, numbered by this kind of failure only (a Retry-After does not grow it)."""
+    numbered = copy.copy(state)
+    numbered.attempt_number = n
+    return numbered
+
+
+def _count_retry(state: RetryCallState) -> None:
+    CALLS.retries += 1
+
+
+def _is_rate_limit(exc: BaseException | None) -> bool:
+    return exc is not None and getattr(exc, "status_code", None) == 429
 
 
 async def complete(
@@ -241,30 +311,42 @@ async def complete(
     *,
     context: Mapping[str, Any] | None = None,
     backoff: Backoff = DEFAULT_BACKOFF,
+    clock: Clock = time.monotonic,
+    wall_clock: Clock = time.time,
+    sleep: Sleep = asyncio.sleep,
 ) -> ModelTurn:
     """One model turn. `ConfigError` for a bad model string, `ModelError` when the call fails beyond its retries.
 
-    Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`); retries,
-    their waits and the hard ceiling stay on the event loop. `latency_ms` is the successful attempt's own
-    time; time lost to retries shows in `retries`.
+    Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`), sent once the
+    provider's gate lets it; retries, their waits and the hard ceiling stay on the event loop. `latency_ms` is the
+    successful attempt's own time; time lost to retries shows in `retries`. `clock`, `wall_clock` (for a
+    `Retry-After` date) and `sleep` are the real ones outside tests.
     """
     from evalcore.models.litellm_loader import litellm
 
     request = _prepare(spec, messages, tools, context)
+    gate = provider_gate(provider_key(spec.name, spec.api_base), spec.limits, clock=clock, sleep=sleep)
+    policy = _RetryPolicy(spec, backoff, gate, wall_clock)
     retries = 0
     try:
-        async for attempt in AsyncRetrying(**_retry_policy(spec, backoff)):
+        async for attempt in AsyncRetrying(**policy.tenacity_arguments(sleep)):
             with attempt:
                 retries = attempt.retry_state.attempt_number - 1
-                started = time.perf_counter()
-                async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):
-                    response = await _on_a_thread(functools.partial(litellm.completion, **request))
-                latency_ms = (time.perf_counter() - started) * 1000
+                async with gate.slot():
+                    CALLS.calls += 1
+                    started = time.perf_counter()
+                    async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):
+                        response = await _on_a_thread(functools.partial(litellm.completion, **request))
+                    latency_ms = (time.perf_counter() - started) * 1000
     except Exception as exc:
         failure = exc
     else:
         return parse_response(response, spec, name_map, latency_ms=latency_ms, retries=retries)
-    _raise_model_error(spec, failure, retries)
+    CALLS.errors += 1
+    note = ""
+    if policy.gave_up_waiting is not None:
+        note = f"rate limited: waiting {policy.gave_up_waiting:g} s more, as the provider asked, would pass the {spec.limits.max_rate_limit_wait_s:g} s bound"
+    _raise_model_error(spec, failure, retries, note)
 
 
 async def _on_a_thread(call: Callable[[], Any]) -> Any:
@@ -299,17 +381,18 @@ async def _on_a_thread(call: Callable[[], Any]) -> Any:
     return await future
 
 
-def _raise_model_error(spec: ModelSpec, failure: BaseException, retries: int) -> NoReturn:
-    error, quotes_secret = model_error(spec, failure, retries)
+def _raise_model_error(spec: ModelSpec, failure: BaseException, retries: int, note: str = "") -> NoReturn:
+    error, quotes_secret = model_error(spec, failure, retries, note)
     if quotes_secret:
         raise error  # raised outside the except block, so neither __cause__ nor __context__ carries the secret
     raise error from failure
 
 
-def model_error(spec: ModelSpec, exc: BaseException, retries: int) -> tuple[ModelError, bool]:
-    """The `ModelError` for a call that failed, and whether the original exception quotes a secret."""
+def model_error(spec: ModelSpec, exc: BaseException, retries: int, note: str = "") -> tuple[ModelError, bool]:
+    """The `ModelError` for a call that failed, and whether the original exception quotes a secret; `note` says why it stopped."""
     raw = describe_error(exc)
-    gave_up = f" (gave up after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+    reasons = ([f"gave up after {retries} {'retry' if retries == 1 else 'retries'}"] if retries else []) + ([note] if note else [])
+    gave_up = f" ({'; '.join(reasons)})" if reasons else ""
     quotes_secret = redact(raw) != raw or redact(str(exc)) != str(exc)
     return ModelError(f"{spec.name}: {redact(raw)}{gave_up}", retries=retries), quotes_secret
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from evalcore.models.limits import NO_LIMITS, ProviderLimits
 from evalcore.records import ModelTurn, ToolCall
 
 __all__ = ["ModelSpec", "ModelTurn", "ToolCall"]
@@ -22,6 +24,11 @@ class ModelSpec:
     seed: int | None = 7
     input_cost_per_token: float | None = None  # price overrides for custom models (USD)
     output_cost_per_token: float | None = None
+    limits: ProviderLimits = NO_LIMITS  # its provider's connection limit, request rate and Retry-After bound (run options)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limits, Mapping):  # a spec read back from a stored run's config (`--resume`)
+            object.__setattr__(self, "limits", ProviderLimits(**self.limits))
 
     @property
     def simulated(self) -> bool:

@@ -1,6 +1,7 @@
 """I/O layer: an OpenAI-compatible chat-completions endpoint serving the sim policies, on 127.0.0.1 only.
 
     python -m evalcore.models.sim.server --port 0 [--latency-ms 50] [--alias openai-model=sim-lexical ...]
+                                         [--rate-limit-every N [--retry-after SECONDS|HTTP-DATE]]
 
 prints `listening on http://127.0.0.1:PORT/v1` to stderr once bound. litellm
 reaches it as `hosted_vllm/sim-lexical` (or `hosted_vllm/sim-judge`) with
@@ -9,6 +10,9 @@ latency is a real `asyncio.sleep`) and for testing litellm's real HTTP path.
 `--alias gpt-4o-mini=sim-lexical` also serves a policy under a model name
 litellm has a price for (`openai/gpt-4o-mini` with this api_base), so a
 benchmark prices its calls the way a run against that provider would.
+`--rate-limit-every 3` answers every third chat request with a 429 carrying
+`Retry-After` (default 1), as a provider at its limit does, so a run's
+rate-limit handling can be exercised offline and deterministically.
 
     POST /v1/chat/completions   OpenAI request and response shapes: tools, tool_calls, usage
     GET  /v1/models             the model ids served
@@ -58,10 +62,17 @@ def completion_body(model: str, reply: SimReply, messages: Sequence[Mapping[str,
     }
 
 
-def build_app(latency_ms: float = 0.0, aliases: Mapping[str, str] | None = None) -> Starlette:
+def build_app(latency_ms: float = 0.0, aliases: Mapping[str, str] | None = None, *, rate_limit_every: int = 0, retry_after: str = "1") -> Starlette:
     policies = {**POLICIES, **{alias: POLICIES[policy] for alias, policy in (aliases or {}).items()}}
+    received = 0
 
     async def chat_completions(request: Request) -> JSONResponse:
+        nonlocal received
+        received += 1
+        if rate_limit_every and received % rate_limit_every == 0:
+            limited = _error(429, "Rate limit reached for requests (sim); retry after the time in Retry-After", "rate_limit_error")
+            limited.headers["Retry-After"] = retry_after
+            return limited
         try:
             body = await request.json()
         except ValueError:
@@ -101,14 +112,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="port to bind; 0 picks a free one (default: 8765)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="simulated latency added to every answer (default: 0)")
     parser.add_argument("--alias", action="append", default=[], metavar="NAME=POLICY", help=f"also serve POLICY ({', '.join(POLICIES)}) as model NAME")
+    parser.add_argument("--rate-limit-every", type=int, default=0, metavar="N", help="answer every Nth chat request with 429 (default: never)")
+    parser.add_argument("--retry-after", default="1", metavar="VALUE", help="the Retry-After of those 429s: seconds or an HTTP date (default: 1)")
     args = parser.parse_args(argv)
     if args.latency_ms < 0:
         parser.error("--latency-ms must not be negative")
+    if args.rate_limit_every < 0:
+        parser.error("--rate-limit-every must not be negative")
     aliases = dict(alias.partition("=")[::2] for alias in args.alias)
     if unknown := sorted(policy for policy in aliases.values() if policy not in POLICIES):
         parser.error(f"--alias names no policy: {', '.join(unknown)} (policies: {', '.join(POLICIES)})")
     # No access log: the warning level hides its lines anyway, and without it uvicorn skips the per-request logger call.
-    config = uvicorn.Config(build_app(args.latency_ms, aliases), host=HOST, port=args.port, log_level="warning", access_log=False)
+    app = build_app(args.latency_ms, aliases, rate_limit_every=args.rate_limit_every, retry_after=args.retry_after)
+    config = uvicorn.Config(app, host=HOST, port=args.port, log_level="warning", access_log=False)
     _AnnouncingServer(config).run()
     return 0
 

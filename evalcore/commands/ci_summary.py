@@ -1,0 +1,77 @@
+"""Command: `python -m evalcore ci-summary` — a report as Markdown for the CI runner: the step summary, outputs, a PR comment.
+
+It reads the JSON a command already wrote (`conformance --json`, `run --out`) and judges nothing itself:
+the verdict shown is the report's. Its exit code says only whether it could write (0, or 2 with a reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalcore.ci.github import Runner
+from evalcore.ci.markdown import behaviour_comment, conformance_summary
+from evalcore.errors import ConfigError, StoreError
+
+
+def run_ci_summary_command(args: argparse.Namespace) -> int:
+    runner = Runner.from_environment()
+    if args.conformance is not None:
+        if args.comment is not None:
+            raise ConfigError("--comment goes with --behaviour (a behaviour run's delta); a conformance run has its step summary")
+        report = _read_json(args.conformance, "conformance --json")
+        if not isinstance(report.get("checks"), list) or "passed" not in report:
+            raise ConfigError(f"{args.conformance}: not a conformance report (written by `evalcore conformance --json`)")
+        runner.write_summary(conformance_summary(report), sys.stdout)
+        verdict = "legacy-only" if report.get("legacyVerdict") is not None else "conformant" if report["passed"] else "not-conformant"
+        runner.set_outputs({"verdict": verdict, "passed": _flag(verdict == "conformant")})
+        return 0
+    from evalcore.gate import validate_report
+
+    report = validate_report(_read_json(args.behaviour, "run --out"), str(args.behaviour))
+    body = behaviour_comment(report, _baseline_report(args.db, report.get("baseline")), revision=runner.revision())
+    runner.write_summary(body, sys.stdout)
+    if args.comment is not None:
+        args.comment.parent.mkdir(parents=True, exist_ok=True)
+        args.comment.write_text(body, encoding="utf-8")
+    passed = report.get("passed") is True
+    outputs = {"passed": _flag(passed), "run-id": str(report.get("runId", ""))}
+    if args.comment is not None:
+        outputs["comment"] = str(args.comment)
+    number = runner.pull_request()
+    if number is not None:
+        outputs["pull-request"] = str(number)
+    runner.set_outputs(outputs)
+    return 0
+
+
+def _baseline_report(db: Path, run_id: Any) -> dict[str, Any] | None:
+    """The stored report of the green run the gate compared with; None when there was none (or the store lost it)."""
+    if not isinstance(run_id, str):
+        return None
+    from evalcore.store.behaviour import load_run
+
+    try:
+        stored = load_run(db, run_id).get("report_json")
+    except StoreError:
+        return None
+    return json.loads(stored) if isinstance(stored, str) else None
+
+
+def _read_json(path: Path, writer: str) -> dict[str, Any]:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the report ({exc.strerror}); `evalcore {writer}` writes it") from exc
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc}); pass the file `evalcore {writer}` wrote") from exc
+    if not isinstance(report, dict):
+        raise ConfigError(f"{path}: a report is a JSON object, got {type(report).__name__}")
+    return report
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
