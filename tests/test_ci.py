@@ -21,6 +21,7 @@ import yaml
 
 from evalcore.ci.github import Runner
 from evalcore.ci.markdown import behaviour_comment, conformance_summary
+from evalcore.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -180,8 +181,10 @@ def test_behaviour_step_writes_the_comment_against_the_last_green_run(tmp_path):
     runner = FakeRunner(tmp_path, event)
     inputs = {"mode": "behaviour", "stdio": REFERENCE_STDIO, "runs": "1"}
     first, first_outputs = runner.run_step("evaluate", inputs)
-    assert first.returncode == 0 and first_outputs["exit-code"] == "0", first.stdout + first.stderr
+    # sim/lexical misses case gates: the first run is no baseline by itself, and says so with exit 1
+    assert first.returncode == 0 and first_outputs["exit-code"] == "1", first.stdout + first.stderr
     first_run = json.loads((runner.workspace / first_outputs["report"]).read_text())["runId"]
+    assert main(["baseline", "accept", first_run, "--db", str(runner.workspace / ".evalcore" / "evals.duckdb")]) == 0
     second, outputs = runner.run_step("evaluate", inputs)
     assert outputs["exit-code"] == "0", second.stdout + second.stderr
     assert (runner.workspace / ".evalcore" / "evals.duckdb").is_file()  # where the cache steps save and restore it
@@ -189,7 +192,7 @@ def test_behaviour_step_writes_the_comment_against_the_last_green_run(tmp_path):
     summary, summary_outputs = runner.run_step("summary", inputs, {"evaluate": outputs})
     assert summary.returncode == 0, summary.stderr
     comment = (runner.workspace / summary_outputs["comment"]).read_text(encoding="utf-8")
-    assert f"✅ **PASS**: no gated metric dropped more than 0.02 below green run `{first_run}`" in comment
+    assert f"✅ **PASS**: no gated metric dropped more than 0.02 below green run {first_run}" in comment
     assert "at feedc0ffee01" in comment  # the pull request's head, not the merge commit
     assert "| sim/lexical | pass_rate |" in comment and "| ±0 |" in comment
     assert summary_outputs["pull-request"] == "42" and summary_outputs["passed"] == "true"
@@ -236,16 +239,20 @@ def _behaviour(passed: bool, pass_rate: float, **extra: Any) -> dict[str, Any]:
 
 def test_behaviour_comment_shows_the_reports_verdict_never_a_better_one():
     baseline = _behaviour(True, 0.9, runId="r1")
-    failed = _behaviour(
-        False, 0.6, baseline="r1", maxDrop=0.02, regressions=[{"model": "m", "metric": "pass_rate", "baseline": 0.9, "current": 0.6, "cases": ["a|b"]}]
-    )
+    regression = {"model": "m", "metric": "pass_rate", "baseline": 0.9, "current": 0.6, "cases": ["a|b"]}
+    gate = {"status": "fail", "passed": False, "reason": "1 regression(s) against green run r1, e.g. m: pass_rate 0.900 -> 0.600"}
+    failed = _behaviour(False, 0.6, baseline="r1", gate=gate, regressions=[regression])
     text = behaviour_comment(failed, baseline)
-    assert "❌ **FAIL** against green run `r1`" in text and "pass_rate 90.0% → 60.0%" in text and "`a\\|b`" in text
+    assert "❌ **FAIL**: 1 regression(s) against green run r1" in text and "pass_rate 90.0% → 60.0%" in text and "`a\\|b`" in text
     assert "| m | pass_rate | 90.0% | 60.0% | -30.0 pts (worse) |" in text and "PASS" not in text
-    incomplete = _behaviour(False, 0.9, baseline="r1", incomplete={"reason": "m: 3 of 140 attempts errored"})
-    assert "INCOMPLETE, not a baseline" in behaviour_comment(incomplete, baseline)
+    reason = "not a baseline: m: 3 of 140 attempts errored"
+    incomplete = _behaviour(False, 0.9, baseline="r1", gate={"status": "incomplete", "passed": False, "reason": reason})
+    assert "❌ **INCOMPLETE**: not a baseline" in behaviour_comment(incomplete, baseline)
     assert "✅" not in behaviour_comment(incomplete, baseline)
-    first = behaviour_comment(_behaviour(True, 0.9, baseline=None), None)
+    red_first = _behaviour(False, 0.2, gate={"status": "no_baseline", "passed": False, "reason": "no baseline yet, and this run cannot be one"})
+    assert "❌ **NO BASELINE**" in behaviour_comment(red_first, None) and "✅" not in behaviour_comment(red_first, None)
+    green = {"status": "no_baseline", "passed": True, "reason": "no baseline yet: every case gate is met, so this run becomes the baseline"}
+    first = behaviour_comment(_behaviour(True, 0.9, baseline=None, gate=green), None)
     assert "this run becomes the baseline" in first and "| m | pass_rate | — | 90.0% | — |" in first
 
 

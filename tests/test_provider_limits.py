@@ -251,10 +251,10 @@ def _run(tmp_path: Path, name: str, api_base: str, server_url: str, *extra: str)
 def test_a_rate_limited_run_slows_down_and_scores_as_an_unlimited_one(tmp_path, reference_url, capsys):
     with running_sim_server() as free:
         code, unlimited = _run(tmp_path, "free", free, reference_url)
-    assert code == 0
+    assert code == 1 and unlimited["gate"]["status"] == "no_baseline"  # sim/lexical misses case gates: a first run, not green
     with running_sim_server(rate_limit_every=3, retry_after="0") as limited_base:
         code, limited = _run(tmp_path, "limited", limited_base, reference_url, "--max-connections", "2")
-    assert code == 0 and not limited.get("incomplete")
+    assert code == 1 and not limited.get("incomplete") and limited["gate"]["status"] == "no_baseline"
     (free_model,), (limited_model,) = unlimited["models"], limited["models"]
     assert {m: limited_model["metrics"][m] for m in GATED} == {m: free_model["metrics"][m] for m in GATED}
     assert limited_model["metrics"]["errored"] == 0 and limited_model["metrics"]["retries"] >= 9  # a third of 28+ requests
