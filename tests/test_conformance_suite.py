@@ -142,6 +142,20 @@ def test_bare_sdk_deviations_are_caught(servers):
     assert _failing(report) == BARE_SDK_FAILURES
 
 
+@pytest.mark.parametrize(("defect", "check_id"), [("serves_null_id", "jsonrpc.null_id_refused"), ("serves_malformed_id", "jsonrpc.malformed_id_refused")])
+def test_a_rule_binding_the_requests_sender_warns_and_never_fails_the_server(servers, defect, check_id):
+    report = _suite(Target(url=servers[defect]))
+    caught = next(check for check in report.checks if check.id == check_id)
+    assert (caught.level, caught.binds, caught.verdict) == ("MUST", "sender", "warn")
+    assert "binds the request's sender" in caught.detail and "served with a result" in caught.detail
+    assert report.passed and not report.passed_strictly()
+
+
+def test_only_the_id_rules_bind_the_sender():
+    """The audit: every other check quotes a sentence whose subject is the server (or what the server sends)."""
+    assert {check.id for check in all_checks() if check.binds != "server"} == {"jsonrpc.null_id_refused", "jsonrpc.malformed_id_refused"}
+
+
 @pytest.mark.parametrize("defect", sorted(EXPECTED_FAILURES))
 def test_each_defect_fails_its_checks(servers, defect):
     failing = _failing(_suite(Target(url=servers[defect])))

@@ -60,6 +60,7 @@ def _json(report: SuiteReport) -> dict[str, Any]:
                 "level": c.level,
                 "quote": c.quote,
                 "eras": list(c.eras),
+                "binds": c.binds,
                 "passes": c.passes,
                 "runs": c.runs,
                 "passed": c.passed,

@@ -22,7 +22,7 @@ from evalcore import __version__
 from evalcore.client import Exchange, McpClient
 from evalcore.conformance.context import RunContext, ToolPolicy
 from evalcore.conformance.era import EraProfile, detect_era
-from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Verdict, all_checks
+from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Subject, Verdict, all_checks
 from evalcore.errors import TargetError
 from evalcore.fingerprint import server_fingerprint
 from evalcore.protocol.constants import PROTOCOL_VERSION
@@ -43,6 +43,7 @@ class CheckReport:
     detail: str
     quote: str = ""
     eras: tuple[Era, ...] = ()
+    binds: Subject = "server"
 
     @property
     def passed(self) -> bool:
@@ -196,6 +197,13 @@ async def _run_one(check: Check, ctx: RunContext) -> Verdict:
 
 
 FAILURE_AT_LEVEL: dict[str, Outcome] = {"MUST": "fail", "SHOULD": "warn", "MAY": "info"}
+SENDER_RULE = "the sentence binds the request's sender, not the server, so this is a warning, not a failure"
+
+
+def _failure_outcome(check: Check) -> Outcome:
+    """What a failed run of `check` counts as: its level's word, and never more than a warning for a rule binding the sender."""
+    outcome = FAILURE_AT_LEVEL[check.level]
+    return "warn" if check.binds != "server" and outcome == "fail" else outcome
 
 
 def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
@@ -208,13 +216,14 @@ def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
     elif bad is not None:
         failure: Outcome = "error" if any(v.outcome == "error" for v in judged) else "fail"
         bad = next(v for v in judged if v.outcome == failure)
-        verdict = "error" if failure == "error" else FAILURE_AT_LEVEL[check.level]
+        verdict = "error" if failure == "error" else _failure_outcome(check)
         detail = bad.detail if len(judged) - passes == len(judged) else f"{bad.detail} (failed {len(judged) - passes} of {len(judged)} runs)"
+        if verdict == "warn" and check.level == "MUST":
+            detail = f"{detail} ({SENDER_RULE})"
     else:
         verdict, detail = "pass", judged[-1].detail
-    return CheckReport(
-        check.id, check.family, check.title, check.spec, check.level, passes, len(judged) if judged else runs, verdict, detail, check.quote, check.eras
-    )
+    tally = len(judged) if judged else runs
+    return CheckReport(check.id, check.family, check.title, check.spec, check.level, passes, tally, verdict, detail, check.quote, check.eras, check.binds)
 
 
 def _server_name(discover_result: dict[str, object] | None) -> str | None:
