@@ -42,6 +42,7 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "ignore_version_header": {"headers.version_mismatch", "headers.version_required"},
     "answers_ping": {"removed_methods.ping"},
     "answers_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "dual_era_answers_modern_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
     "initialize_refusal_unnamed": {"removed_methods.initialize_names_versions"},
     "answers_logging_set_level": {"removed_methods.logging_set_level"},
     "answers_resources_subscribe": {"removed_methods.resources_subscribe"},
@@ -140,6 +141,14 @@ def test_bare_sdk_deviations_are_caught(servers):
     report = _suite(Target(url=servers["bare"]))
     assert report.era == "dual-era", report.era_summary
     assert _failing(report) == BARE_SDK_FAILURES
+
+
+def test_a_dual_era_server_owes_an_initialize_with_the_2026_envelope_a_404(servers):
+    report = _suite(Target(url=servers["dual_era_answers_modern_initialize"]))
+    assert report.era == "dual-era", report.era_summary
+    initialize = next(check for check in report.checks if check.id == "removed_methods.initialize")
+    assert initialize.verdict == "fail" and "HTTP 200" in initialize.detail, initialize.detail
+    assert not report.passed
 
 
 @pytest.mark.parametrize(("defect", "check_id"), [("serves_null_id", "jsonrpc.null_id_refused"), ("serves_malformed_id", "jsonrpc.malformed_id_refused")])

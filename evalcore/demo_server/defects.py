@@ -277,6 +277,19 @@ def _session_on_initialize(request: HttpRequest, headers: HeaderList) -> HeaderL
     return headers
 
 
+def _every_initialize_answered(message: wire.Message) -> wire.Message | Answer:
+    """Answer every `initialize`, legacy or with the 2026 envelope, the legacy way: a dual-era server that misses the envelope."""
+    if message.get("method") == "initialize":
+        return Answer(wire.result_message(wire.request_id_of(message), _initialize_result()))
+    return message
+
+
+def _session_on_every_initialize(request: HttpRequest, headers: HeaderList) -> HeaderList:
+    if isinstance(request.body, dict) and request.body.get("method") == "initialize":
+        return _session_header(request, headers)
+    return headers
+
+
 def _body_field(request: HttpRequest, *path: str) -> Any:
     node: Any = request.body
     for key in path:
@@ -455,6 +468,12 @@ _ALL: Final[tuple[Defect, ...]] = (
         "initialize sent with the 2026 _meta returns an InitializeResult (and over HTTP an Mcp-Session-Id)",
         False,
         lambda: Tamper(request=_modern_initialize_answered, http_headers=_session_on_initialize),
+    ),
+    Defect(
+        "dual_era_answers_modern_initialize",
+        "dual-era: every initialize, the one sent with the 2026 envelope too, gets an InitializeResult and an Mcp-Session-Id",
+        True,  # over stdio an initialize turns a dual-era process legacy, so the suite sends none there
+        lambda: Tamper(request=_every_initialize_answered, http_headers=_session_on_every_initialize),
     ),
     Defect(
         "initialize_refusal_unnamed",
