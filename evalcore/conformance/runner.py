@@ -85,6 +85,7 @@ class SuiteReport:
 
 
 ProgressCallback = Callable[[int, int], None]
+DISCOVER_CHECK = "discover.responds"  # the rule a server that answers nothing breaks first (Servers MUST implement server/discover)
 
 
 async def run_suite(
@@ -119,9 +120,16 @@ async def run_suite(
             first = profile.discover
             if first.failure is not None and first.failure.kind in ("connect", "closed") and not profile.legacy_versions:
                 raise TargetError(f"cannot reach {target}: {first.failure.detail}")
+            silence = _silence(profile)
             if profile.era == "legacy-only":
                 runs_to_do = 0
                 server_name = next((p.server_info for p in profile.legacy if p.server_info), None)
+            elif silence is not None:
+                # Dead for the run: one timeout is the whole cost, not one per check and run.
+                runs_to_do = 0
+                notes.append(f"the server did not answer its first request ({silence}): the other checks are not testable, and no further run was started")
+                for check in checks:
+                    outcomes[check.id].append(_unanswered(check, silence, is_http=target.transport == "http", era=profile.era))
             else:
                 runs_to_do = runs
             contexts = [RunContext(client, tool_policy, profile, first_discover=first if i == 0 else None) for i in range(runs_to_do)]
@@ -155,7 +163,7 @@ async def run_suite(
     finally:
         await client.aclose()
     legacy_only = profile is not None and profile.era == "legacy-only"
-    reports = () if legacy_only else tuple(_reduce(check, outcomes[check.id], runs) for check in checks)
+    reports = () if legacy_only else tuple(_reduce(check, outcomes[check.id], len(outcomes[check.id]) or runs) for check in checks)
     return SuiteReport(
         target=str(target),
         transport=target.transport,
@@ -171,6 +179,32 @@ async def run_suite(
         era_summary=profile.summary() if profile is not None else "era: not determined (suite deadline reached first)",
         legacy_verdict=profile.legacy_verdict() if legacy_only and profile is not None else None,
     )
+
+
+# What a first request's failure says about the server: it answered nothing usable at all (as opposed to answering
+# with an HTTP status or a JSON-RPC error, which the checks can still judge).
+SILENT_FAILURES: frozenset[str] = frozenset({"timeout", "closed", "bad_json", "too_large", "stream_cut"})
+
+
+def _silence(profile: EraProfile) -> str | None:
+    """What the first request got when the server answered nothing usable (to discover nor to a legacy initialize), else None."""
+    discover = profile.discover
+    if discover.response is not None or discover.failure is None or discover.failure.kind not in SILENT_FAILURES:
+        return None
+    if any(probe.accepted for probe in profile.legacy):
+        return None
+    return f"server/discover: {discover.failure}"
+
+
+def _unanswered(check: Check, silence: str, *, is_http: bool, era: Era) -> Verdict:
+    """A check's one verdict when the server answered nothing: server/discover fails, the rest are not testable."""
+    if check.http_only and not is_http:
+        return Verdict("not_applicable", "HTTP only; not applicable over stdio")
+    if era not in check.eras:
+        return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {era}")
+    if check.id == DISCOVER_CHECK:
+        return Verdict("fail", f"the server did not answer: {silence}")
+    return Verdict("not_testable", f"not testable: the server did not answer ({silence})")
 
 
 async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchange, dict[str, Verdict]]:
