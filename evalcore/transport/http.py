@@ -152,6 +152,8 @@ class _BodyReader:
     def finish(self, elapsed_ms: float) -> WireResponse:
         if self._sse is None and self.body and self.failure is None:
             self._decode_json_body()
+        if self.failure is not None and self.failure.kind in ("timeout", "stream_cut") and self.body:
+            self.failure = WireFailure(self.failure.kind, f"{self.failure.detail}; {self._what_was_sent()}")
         response = find_response(self.messages, self.expect_id)
         if response is None and self.expect_id is not None and self.failure is None and self.status is not None and self.stopped_at is None:
             if self._sse is not None:
@@ -170,6 +172,24 @@ class _BodyReader:
             elapsed_ms=elapsed_ms,
             sse_events=self.events,
         )
+
+    def _what_was_sent(self) -> str:
+        """What an answer that never completed had sent so far, in the server's own bytes, naming a framing defect."""
+        content_type = self.headers.get("content-type", "no Content-Type")
+        sent = f"before that, HTTP {self.status} {content_type} sent {len(self.body)} bytes"
+        if self._sse is not None:
+            return f"{sent} ({self.events} SSE events, none the response), starting {bytes(self.body[:120])!r}"
+        first_line = bytes(self.body).split(b"\n", 1)[0].strip()
+        try:
+            bare_message = isinstance(json.loads(first_line), dict)
+        except (ValueError, RecursionError):
+            bare_message = False
+        if bare_message:
+            return (
+                f"{sent} and held the body open: a bare JSON line, which is neither a complete JSON response (the body "
+                f"never ended) nor an SSE stream (no text/event-stream, no data: field): {first_line[:200]!r}"
+            )
+        return f"{sent} and held the body open: {bytes(self.body[:120])!r}"
 
     def _decode_json_body(self) -> None:
         # Decoded whatever the Content-Type says: a mislabelled body is judged by
