@@ -43,7 +43,8 @@ class HostileHandler(BaseHTTPRequestHandler):
             return
         if path == "/held-open-json":  # one bare JSON line in a chunked application/json body that never ends
             self._start("application/json")
-            ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": request.get("id")}}}
+            meta = {"io.modelcontextprotocol/subscriptionId": request.get("id")}
+            ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": meta}}
             self._chunk(json.dumps(ack).encode() + b"\n")
             time.sleep(30)
             return
