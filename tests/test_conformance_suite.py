@@ -9,12 +9,15 @@ import sys
 
 import pytest
 
+from evalcore.client import McpClient
+from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import all_checks
 from evalcore.conformance.runner import run_suite
 from evalcore.demo_server.defects import DEFECTS
 from evalcore.reference import ReferenceServerProcess
 from evalcore.target import Target
 from evalcore.transport.base import Limits
+from evalcore.transport.http import HttpTransport
 
 # Which checks each defect of the reference server must make fail.
 EXPECTED_FAILURES: dict[str, set[str]] = {
@@ -43,6 +46,7 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "answers_ping": {"removed_methods.ping"},
     "answers_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
     "dual_era_answers_modern_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "tool_error_no_result_type": {"result_type.present"},
     "initialize_refusal_unnamed": {"removed_methods.initialize_names_versions"},
     "answers_logging_set_level": {"removed_methods.logging_set_level"},
     "answers_resources_subscribe": {"removed_methods.resources_subscribe"},
@@ -141,6 +145,31 @@ def test_bare_sdk_deviations_are_caught(servers):
     report = _suite(Target(url=servers["bare"]))
     assert report.era == "dual-era", report.era_summary
     assert _failing(report) == BARE_SDK_FAILURES
+
+
+def test_a_tool_error_result_is_checked_by_default_through_a_call_the_server_refuses(servers):
+    """Under the default policy a call without a tool's required arguments runs nothing and still yields a result."""
+    report = asyncio.run(run_suite(Target(url=servers["tool_error_no_result_type"]), runs=1, limits=LIMITS, tool_policy="readonly", deadline_s=60))
+    present = next(check for check in report.checks if check.id == "result_type.present")
+    assert present.verdict == "fail" and "without its required arguments" in present.detail, present.detail
+    none = asyncio.run(run_suite(Target(url=servers["tool_error_no_result_type"]), runs=1, limits=LIMITS, tool_policy="none", deadline_s=60))
+    assert next(check for check in none.checks if check.id == "result_type.present").verdict == "pass"  # --call-tools none calls nothing
+
+
+@pytest.mark.parametrize(
+    ("annotations", "called"),
+    [
+        ({"readOnlyHint": True, "openWorldHint": False}, True),
+        ({"readOnlyHint": True, "openWorldHint": True}, False),  # a fetch tool: read-only, yet it reaches the internet
+        ({"readOnlyHint": True}, False),  # openWorldHint defaults to true
+        ({"openWorldHint": False}, False),  # readOnlyHint defaults to false
+        (None, False),
+    ],
+)
+def test_readonly_calls_only_closed_world_read_only_tools(annotations, called):
+    context = RunContext(McpClient(HttpTransport("http://127.0.0.1:9/mcp", LIMITS), limits=LIMITS), "readonly")
+    tool = {"name": "fetch", "inputSchema": {"type": "object"}} | ({"annotations": annotations} if annotations is not None else {})
+    assert context.may_call(tool) is called
 
 
 def test_a_dual_era_server_owes_an_initialize_with_the_2026_envelope_a_404(servers):

@@ -173,11 +173,38 @@ class RunContext:
         return (await self.listing("tools/list")).items
 
     def may_call(self, tool: Mapping[str, Any]) -> bool:
-        """Whether the tool policy allows calling this tool with made-up arguments."""
+        """Whether the tool policy allows calling this tool with made-up arguments.
+
+        `readonly` calls a tool only when it says it neither changes its environment (`readOnlyHint: true`, default
+        false) nor reaches an open world of external entities (`openWorldHint: false`; the schema's default is true):
+        a fetch or search tool is read-only, yet calling it sends requests out to the internet.
+        """
         if self.tool_policy == "all":
             return True
         annotations = tool.get("annotations")
-        return self.tool_policy == "readonly" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+        if self.tool_policy != "readonly" or not isinstance(annotations, dict):
+            return False
+        return annotations.get("readOnlyHint") is True and annotations.get("openWorldHint") is False
+
+    async def refused_call(self) -> ToolCall | None:
+        """A tools/call a correct server refuses before running the tool: no arguments, for a tool that requires some.
+
+        Safe under every policy but `none`: the spec says servers **MUST** "Validate all tool inputs", so the tool
+        never runs, and the refusal (a tool error result, or a JSON-RPC error) is still a result to judge. The first
+        tool whose inputSchema lists `required` properties is used (memoised per run); None when no tool has any.
+        """
+        if "refused_call" not in self._memo:
+            refused = None
+            if self.tool_policy != "none":
+                for tool in await self.tools():
+                    schema = tool.get("inputSchema")
+                    required = schema.get("required") if isinstance(schema, dict) else None
+                    if isinstance(tool.get("name"), str) and isinstance(required, list) and required:
+                        refused = ToolCall(tool, {}, await self.request("tools/call", {"name": tool["name"], "arguments": {}}))
+                        break
+            self._memo["refused_call"] = refused
+        call: ToolCall | None = self._memo["refused_call"]
+        return call
 
     async def tool_calls(self) -> list[ToolCall]:
         """One call per callable tool with arguments built from its inputSchema (memoised per run)."""
@@ -197,8 +224,7 @@ class RunContext:
     async def named_target(self) -> tuple[str, dict[str, Any]] | None:
         """A side-effect-free request that carries an `Mcp-Name` (for header checks)."""
         for tool in await self.tools():
-            annotations = tool.get("annotations")
-            if self.tool_policy != "none" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
+            if self.tool_policy != "none" and self.may_call(tool):
                 schema = tool.get("inputSchema")
                 return "tools/call", {"name": tool["name"], "arguments": example_arguments(schema) if isinstance(schema, dict) else {}}
         if await self.supports("prompts/list"):
@@ -221,6 +247,9 @@ class RunContext:
                     listing = await self.listing(method)
                     samples.extend((method, exchange) for exchange in listing.exchanges)
             samples.extend(("tools/call", call.exchange) for call in await self.tool_calls())
+            refused = await self.refused_call()
+            if refused is not None:
+                samples.append(("tools/call", refused.exchange))  # a tool error result must carry resultType too
             read = await self.first_resource_read()
             if read is not None:
                 samples.append(("resources/read", read))

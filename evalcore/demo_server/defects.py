@@ -290,6 +290,13 @@ def _session_on_every_initialize(request: HttpRequest, headers: HeaderList) -> H
     return headers
 
 
+def _drop_result_type_on_tool_errors(request: wire.Message, reply: wire.Message) -> wire.Message:
+    result = reply.get("result")
+    if request.get("method") == "tools/call" and isinstance(result, dict) and result.get("isError") is True:
+        result.pop("resultType", None)
+    return reply
+
+
 def _body_field(request: HttpRequest, *path: str) -> Any:
     node: Any = request.body
     for key in path:
@@ -474,6 +481,12 @@ _ALL: Final[tuple[Defect, ...]] = (
         "dual-era: every initialize, the one sent with the 2026 envelope too, gets an InitializeResult and an Mcp-Session-Id",
         True,  # over stdio an initialize turns a dual-era process legacy, so the suite sends none there
         lambda: Tamper(request=_every_initialize_answered, http_headers=_session_on_every_initialize),
+    ),
+    Defect(
+        "tool_error_no_result_type",
+        "a tools/call answered with a tool error result (isError) carries no resultType",
+        False,
+        lambda: Tamper(response=_drop_result_type_on_tool_errors),
     ),
     Defect(
         "initialize_refusal_unnamed",
