@@ -297,6 +297,16 @@ def _drop_result_type_on_tool_errors(request: wire.Message, reply: wire.Message)
     return reply
 
 
+def _malformed_reply_prompt(request: wire.Message, reply: wire.Message) -> wire.Message:
+    """Only the second listed prompt (the one a check reading just the first never gets) answers an unknown message role."""
+    result = reply.get("result")
+    if request.get("method") == "prompts/get" and _params(request).get("name") == "draft_customer_reply" and isinstance(result, dict):
+        for message in result.get("messages") or []:
+            if isinstance(message, dict):
+                message["role"] = "system"
+    return reply
+
+
 def _body_field(request: HttpRequest, *path: str) -> Any:
     node: Any = request.body
     for key in path:
@@ -487,6 +497,12 @@ _ALL: Final[tuple[Defect, ...]] = (
         "a tools/call answered with a tool error result (isError) carries no resultType",
         False,
         lambda: Tamper(response=_drop_result_type_on_tool_errors),
+    ),
+    Defect(
+        "prompt_result_malformed",
+        "prompts/get of the second listed prompt answers a message with role 'system' (only user and assistant exist)",
+        False,
+        lambda: Tamper(response=_malformed_reply_prompt),
     ),
     Defect(
         "initialize_refusal_unnamed",
