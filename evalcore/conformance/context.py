@@ -8,6 +8,7 @@ flaky server shows up as a pass rate below runs/runs.
 from __future__ import annotations
 
 import secrets
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -128,6 +129,31 @@ class RunContext:
             self._memo["discover"] = await self.request("server/discover")
         exchange: Exchange = self._memo["discover"]
         return exchange
+
+    @property
+    def sends_authorization(self) -> bool:
+        """Whether the suite runs authenticated: the user gave an `Authorization` header (--header) for every request."""
+        sends_header = getattr(self.client.transport, "sends_header", None)
+        return bool(sends_header is not None and sends_header("Authorization"))
+
+    async def invalid_token_probe(self) -> Exchange:
+        """server/discover with a bearer token no authorization server issued (memoised per run).
+
+        Kept out of the run's exchange log: its answer is an OAuth error, which the scans must not judge as MCP.
+        """
+        if "invalid_token" not in self._memo:
+            token = f"Bearer evalcore-invalid-token-{self.nonce}"
+            self._memo["invalid_token"] = await self.client.request("server/discover", headers={"Authorization": token})
+        exchange: Exchange = self._memo["invalid_token"]
+        return exchange
+
+    async def fetch_same_origin(self, url: str) -> Exchange | None:
+        """GET `url` when it is on the endpoint's own origin (None otherwise: the suite fetches nothing elsewhere)."""
+        fetch = getattr(self.client.transport, "fetch", None)
+        target = getattr(self.client.transport, "target", "")
+        if fetch is None or _origin(url) != _origin(target):
+            return None
+        return Exchange(f"GET {url}", None, {}, "GET", await fetch(url))  # not MCP traffic: kept out of the scans
 
     async def capabilities(self) -> dict[str, Any]:
         result = (await self.discover()).result or {}
@@ -276,6 +302,12 @@ class RunContext:
     async def supported_versions(self) -> list[str]:
         versions = ((await self.discover()).result or {}).get("supportedVersions")
         return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
 
 
 def error_shape(exchange: Exchange, code: int, *, http_status: int | None, is_http: bool) -> str | None:

@@ -43,6 +43,7 @@ FAMILIES: tuple[str, ...] = (
     "tools",
     "jsonrpc",
     "mrtr",
+    "authorization",
 )
 
 Era = Literal["modern-only", "dual-era", "legacy-only"]

@@ -69,9 +69,15 @@ class SuiteReport:
     legacy_verdict: str | None = None  # set for a legacy-only server, which gets no checks
 
     @property
+    def authorization_required(self) -> bool:
+        """The server answered 401 and the suite ran without credentials: only the authorization checks were judged."""
+        return any(check.verdict == "not_testable" and AUTHORIZATION_REQUIRED in check.detail for check in self.checks)
+
+    @property
     def passed(self) -> bool:
-        """No MUST failed and no check errored (warnings, notes and non-applicable checks do not count)."""
-        if self.legacy_verdict is not None:
+        """No MUST failed and no check errored (warnings, notes and non-applicable checks do not count), and the checks
+        were not left untested for want of credentials."""
+        if self.legacy_verdict is not None or self.authorization_required:
             return False
         return all(check.verdict not in ("fail", "error") for check in self.checks) and any(c.verdict == "pass" for c in self.checks)
 
@@ -210,12 +216,33 @@ def _unanswered(check: Check, silence: str, *, is_http: bool, era: Era) -> Verdi
 async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchange, dict[str, Verdict]]:
     """One run: server/discover, then every check in order (scans last: they judge what the others sent)."""
     discover = await ctx.discover()
+    if discover.status == 401 and ctx.is_http:
+        # Protected, and run without credentials: only the authorization checks can judge anything.
+        verdicts = {}
+        for check in checks:
+            authorization = check.family == "authorization"
+            verdicts[check.id] = await _run_one(check, ctx) if authorization else _needs_credentials(check, ctx, discover)
+        return discover, verdicts
     if discover.failure is not None:
         return discover, {check.id: Verdict("fail", f"server did not answer server/discover: {discover.failure}") for check in checks}
     verdicts = {}
     for check in sorted(checks, key=lambda c: c.scan):
         verdicts[check.id] = await _run_one(check, ctx)
     return discover, verdicts
+
+
+AUTHORIZATION_REQUIRED = "the server requires authorization"
+
+
+def _needs_credentials(check: Check, ctx: RunContext, discover: Exchange) -> Verdict:
+    if ctx.era not in check.eras:
+        return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {ctx.era}")
+    said = discover.header("WWW-Authenticate")
+    return Verdict(
+        "not_testable",
+        f"not testable: {AUTHORIZATION_REQUIRED} (server/discover: HTTP 401{f', WWW-Authenticate: {said}' if said else ''}); "
+        "run with --header 'Authorization: Bearer ...' to check it authenticated",
+    )
 
 
 async def _run_one(check: Check, ctx: RunContext) -> Verdict:

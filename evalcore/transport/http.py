@@ -54,11 +54,24 @@ class HttpTransport:
         http_method: str = "POST",
         stop_at: StopAt | None = None,
     ) -> WireResponse:
+        return await self._roundtrip(http_method, self.target, body, headers, _BodyReader(self.limits, expect_id, stop_at))
+
+    def sends_header(self, name: str) -> bool:
+        """Whether every request carries the header `name` (one given with --header, say `Authorization`)."""
+        return name in self._client.headers
+
+    async def fetch(self, url: str) -> WireResponse:
+        """GET a document beside the endpoint (protected resource metadata, say), under the same limits, no redirects.
+
+        The caller decides which URLs may be fetched: this client carries the user's headers.
+        """
+        return await self._roundtrip("GET", url, b"", {"Accept": "application/json"}, _BodyReader(self.limits, None))
+
+    async def _roundtrip(self, http_method: str, url: str, body: bytes, headers: Mapping[str, str], reader: _BodyReader) -> WireResponse:
         started = time.perf_counter()
-        reader = _BodyReader(self.limits, expect_id, stop_at)
         try:
             async with asyncio.timeout(self.limits.connect_timeout + self.limits.read_timeout):
-                request = self._client.build_request(http_method, self.target, content=body or None, headers=dict(headers))
+                request = self._client.build_request(http_method, url, content=body or None, headers=dict(headers))
                 response = await self._client.send(request, stream=True)
                 try:
                     reader.start(response)
@@ -72,7 +85,7 @@ class HttpTransport:
         except TimeoutError:
             reader.fail("timeout", f"no complete answer within {self.limits.read_timeout:g}s")
         except httpx.ConnectError as exc:
-            reader.fail("connect", f"cannot connect to {self.target}: {_reason(exc)}")
+            reader.fail("connect", f"cannot connect to {url}: {_reason(exc)}")
         except httpx.TimeoutException as exc:
             reader.fail("timeout", f"{type(exc).__name__} after {self.limits.read_timeout:g}s")
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
