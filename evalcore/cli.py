@@ -61,7 +61,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
         "--call-tools",
         choices=("readonly", "all", "none"),
         default="readonly",
-        help="which tools to call with schema-built arguments: those annotated readOnlyHint (default), all, or none",
+        help="which tools to call with schema-built arguments: those annotated readOnlyHint and not openWorldHint (default), all, or none",
     )
     conformance.add_argument("--timeout", type=float, default=10.0, help="seconds allowed for each answer (default 10)")
     conformance.add_argument("--deadline", type=float, default=300.0, help="seconds allowed for the whole suite (default 300)")

@@ -41,6 +41,13 @@ class HostileHandler(BaseHTTPRequestHandler):
                 self._chunk(b": keep-alive\n\n")
                 time.sleep(0.5)
             return
+        if path == "/held-open-json":  # one bare JSON line in a chunked application/json body that never ends
+            self._start("application/json")
+            meta = {"io.modelcontextprotocol/subscriptionId": request.get("id")}
+            ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": meta}}
+            self._chunk(json.dumps(ack).encode() + b"\n")
+            time.sleep(30)
+            return
         if path == "/garbage":
             return self._send(200, "application/json", b"\x00\xffnot json at all{{{")
         if path == "/nested":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 
@@ -11,12 +12,16 @@ def main(mode: str) -> None:
     if mode == "exit":
         print("fatal: config file missing", file=sys.stderr, flush=True)
         sys.exit(3)
+    if mode == "deaf":  # ignores SIGTERM and never answers
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         request = json.loads(line)
         if "id" not in request:
             continue
-        if mode == "hang":
+        if mode in ("hang", "deaf"):
             time.sleep(60)
+        elif mode == "not-jsonrpc":
+            sys.stdout.write(json.dumps({"status": "ok", "echo": request.get("method")}) + "\n")
         elif mode == "garbage":
             sys.stdout.write("Starting server... done!\n")
         elif mode == "huge":

@@ -49,6 +49,7 @@ def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_
         "tools",
         "jsonrpc",
         "mrtr",
+        "authorization",
     }
     assert all(re.fullmatch(r"[a-z_0-9]+\.[a-z_0-9]+", check["id"]) for check in report["checks"])
     suite = ET.parse(tmp_path / "r.xml").getroot()
@@ -89,18 +90,17 @@ def test_usage_and_target_errors_exit_2_with_one_line(argv, message, capsys):
 def test_hanging_http_server_is_reported_and_the_run_ends(tmp_path, capsys):
     """The run ends because each request ends at the 1 s `--timeout` and nothing more is sent to a server that never answers.
 
-    Bounded by construction: the era probe (discover, initialize) and one discover per further run, each cut at 1 s.
-    Fails if the timeout is not applied (another reason, the suite deadline's note, or the pytest timeout), or if
-    checks are still sent to a server that did not answer server/discover (more requests).
+    Bounded by construction: the era probe (discover, initialize), each cut at 1 s, and no further run. Fails if the
+    timeout is not applied (another reason, the suite deadline's note, or the pytest timeout), or if checks or further
+    runs are still sent to a server that did not answer server/discover (more requests).
     """
     seen_before = len(HostileHandler.seen_ids)
     with hostile_server() as base:
         code = main(["conformance", "--url", base + "/hang", "--runs", "2", "--timeout", "1", "--no-db", "--json", str(tmp_path / "r.json")])
     assert code == 1
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["notes"] == []  # not ended by the suite's own deadline
-    assert all(c["verdict"] in ("fail", "warn") and c["detail"].endswith("timeout: ReadTimeout after 1s") for c in report["checks"])
-    assert len(HostileHandler.seen_ids) - seen_before <= 2 + 1  # era probe (2) + the second run's discover
+    _assert_dead_server_report(report, "timeout: ReadTimeout after 1s")
+    assert len(HostileHandler.seen_ids) - seen_before <= 2  # the era probe's discover and initialize, nothing after
 
 
 def test_hanging_stdio_server_is_reported_and_the_run_ends(tmp_path):
@@ -113,9 +113,18 @@ def test_hanging_stdio_server_is_reported_and_the_run_ends(tmp_path):
     code = main([*argv, "--no-db", "--json", str(tmp_path / "r.json")])
     assert code == 1
     report = json.loads((tmp_path / "r.json").read_text())
-    assert not report["passed"] and report["notes"] == []
-    reason = "timeout: no response within 1s (+1s allowed for the process to start)"
-    assert all(c["detail"].endswith(reason) for c in report["checks"])
+    _assert_dead_server_report(report, "timeout: no response within 1s (+1s allowed for the process to start)")
+
+
+def _assert_dead_server_report(report: dict, reason: str) -> None:
+    """A server that answered nothing: discover fails once with the reason, the rest is not testable, no deadline note."""
+    assert not report["passed"]
+    assert len(report["notes"]) == 1 and "no further run was started" in report["notes"][0] and reason in report["notes"][0]
+    checks = {c["id"]: c for c in report["checks"]}
+    discover = checks.pop("discover.responds")
+    assert discover["verdict"] == "fail" and discover["runs"] == 1 and discover["detail"].endswith(reason)
+    assert all(c["verdict"] in ("not_testable", "not_applicable") for c in checks.values())
+    assert all(c["detail"].endswith(f"({'server/discover: ' + reason})") for c in checks.values() if c["verdict"] == "not_testable")
 
 
 def test_garbage_server_is_reported(tmp_path, capsys):

@@ -36,3 +36,17 @@ def test_hostile_http_server_gets_failed_checks_with_the_reason(path, reason):
     assert not report.passed
     assert not [c.id for c in report.checks if c.verdict == "error"]
     assert any(reason in c.detail for c in report.checks), [c.detail for c in report.checks][:3]
+
+
+@pytest.mark.parametrize("mode", ["hang", "deaf", "not-jsonrpc", "garbage"])
+def test_a_stdio_server_that_answers_nothing_costs_one_first_request_and_no_further_run(mode):
+    """Silent, deaf to SIGTERM, or writing what answers no request: server/discover fails, the rest is not testable."""
+    report = asyncio.run(run_suite(Target(stdio=f"{sys.executable} {HOSTILE_STDIO} {mode}"), runs=5, limits=LIMITS, deadline_s=600))
+    by_id = {check.id: check for check in report.checks}
+    discover = by_id.pop("discover.responds")
+    assert (discover.verdict, discover.passes, discover.runs) == ("fail", 0, 1)
+    assert discover.detail.startswith("the server did not answer: server/discover: ")
+    assert {check.verdict for check in by_id.values()} == {"not_testable", "not_applicable"}
+    assert all(check.detail.startswith("not testable: the server did not answer (") for check in by_id.values() if check.verdict == "not_testable")
+    assert any("no further run was started" in note for note in report.notes)
+    assert not report.passed

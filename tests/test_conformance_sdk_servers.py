@@ -23,6 +23,7 @@ from evalcore.cli import main as cli_main
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import TargetError
 from evalcore.local_server import LocalServerProcess
+from evalcore.store.conformance import latest_conformance_run
 from evalcore.target import Target
 from evalcore.transport.base import Limits
 
@@ -114,7 +115,9 @@ def test_sdk_servers_over_http_are_dual_era_with_only_their_real_deviations(http
     assert _verdicts(report, EXERCISED[server]) == EXERCISED[server]
     not_applicable = {c.id for c in report.checks if c.verdict == "not_applicable"}
     # The rules written for modern-only servers, and the MAY for servers that serve 2025-03-26 clients.
-    assert {"http_semantics.get_405", "http_semantics.delete_405", "removed_methods.initialize", "headers.version_required"} <= not_applicable
+    assert {"http_semantics.get_405", "http_semantics.delete_405", "headers.version_required"} <= not_applicable
+    # An initialize sent with the 2026-07-28 envelope is a 2026-07-28 request, whatever else the server speaks.
+    assert _verdicts(report, {"removed_methods.initialize"}) == {"removed_methods.initialize": "pass"}
 
 
 @pytest.mark.parametrize(
@@ -157,6 +160,19 @@ def test_legacy_only_stdio_server_gets_the_same_verdict(tmp_path):
     report = _suite(Target(stdio=f"{PY} {HERE / 'legacy_server.py'} --stdio"))
     assert report.era == "legacy-only" and report.checks == ()
     assert report.legacy_verdict is not None and report.legacy_verdict.startswith("speaks 2025-11-25 only")
+
+
+def test_a_legacy_only_npm_server_is_stored_with_its_era_and_exits_3(node, tmp_path, capsys):
+    """@modelcontextprotocol/server-memory (on the TypeScript SDK v1) speaks 2025-11-25 only."""
+    db = tmp_path / "evals.duckdb"
+    memory_server = TS_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    code = cli_main(["conformance", "--stdio", f"{node} {memory_server}", "--runs", "1", "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code == 3, captured.err
+    assert "era: legacy-only" in captured.out.splitlines()[0] and "memory-server" in captured.out
+    latest = latest_conformance_run(db)
+    assert latest is not None and latest["era"] == "legacy-only" and latest["checks"] == []
+    assert latest["passed"] is False and latest["era_summary"].startswith("era: legacy-only")
 
 
 def test_json_report_names_the_era(http_servers, tmp_path):

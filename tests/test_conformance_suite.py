@@ -9,12 +9,15 @@ import sys
 
 import pytest
 
+from evalcore.client import McpClient
+from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import all_checks
 from evalcore.conformance.runner import run_suite
 from evalcore.demo_server.defects import DEFECTS
 from evalcore.reference import ReferenceServerProcess
 from evalcore.target import Target
 from evalcore.transport.base import Limits
+from evalcore.transport.http import HttpTransport
 
 # Which checks each defect of the reference server must make fail.
 EXPECTED_FAILURES: dict[str, set[str]] = {
@@ -42,6 +45,9 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "ignore_version_header": {"headers.version_mismatch", "headers.version_required"},
     "answers_ping": {"removed_methods.ping"},
     "answers_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "dual_era_answers_modern_initialize": {"removed_methods.initialize", "removed_methods.no_session_id"},
+    "tool_error_no_result_type": {"result_type.present"},
+    "prompt_result_malformed": {"prompts.get_listed"},
     "initialize_refusal_unnamed": {"removed_methods.initialize_names_versions"},
     "answers_logging_set_level": {"removed_methods.logging_set_level"},
     "answers_resources_subscribe": {"removed_methods.resources_subscribe"},
@@ -105,8 +111,18 @@ def servers():
         process.stop()
 
 
+# The authorization checks apply only to a protected server: tests/test_conformance_authorization.py runs an
+# OAuth-protected official-SDK server with one variant per authorization defect.
+AUTHORIZATION_CHECKS = {
+    "authorization.invalid_token_refused",
+    "authorization.resource_metadata_discoverable",
+    "authorization.metadata_authorization_servers",
+    "authorization.metadata_resource",
+}
+
+
 def test_every_check_has_a_defect_that_makes_it_fail():
-    caught = set().union(*EXPECTED_FAILURES.values(), *STDIO_EXPECTED_FAILURES.values(), BARE_SDK_FAILURES)
+    caught = set().union(*EXPECTED_FAILURES.values(), *STDIO_EXPECTED_FAILURES.values(), BARE_SDK_FAILURES, AUTHORIZATION_CHECKS)
     assert {check.id for check in all_checks()} <= caught
 
 
@@ -120,7 +136,8 @@ def test_reference_server_passes_every_check_five_times_over_http(servers):
     assert all(check.passes == 5 for check in report.checks if check.verdict == "pass")
     # The reference server declares no completions, so their result shape has nothing to be tried on; no rule
     # covers a batch over HTTP, so that check only reports what the server did.
-    assert {check.id for check in report.checks if check.verdict != "pass"} == {"completion.result_shape", "jsonrpc.batch_refused"}
+    # The reference server asks for no authorization, which is optional: those rules do not apply.
+    assert {check.id for check in report.checks if check.verdict != "pass"} == {"completion.result_shape", "jsonrpc.batch_refused"} | AUTHORIZATION_CHECKS
     batch = next(check for check in report.checks if check.id == "jsonrpc.batch_refused")
     assert batch.verdict == "not_applicable" and "for information, a batch got HTTP 400" in batch.detail
     assert report.passed and report.passed_strictly() and report.server_fingerprint
@@ -140,6 +157,53 @@ def test_bare_sdk_deviations_are_caught(servers):
     report = _suite(Target(url=servers["bare"]))
     assert report.era == "dual-era", report.era_summary
     assert _failing(report) == BARE_SDK_FAILURES
+
+
+def test_a_tool_error_result_is_checked_by_default_through_a_call_the_server_refuses(servers):
+    """Under the default policy a call without a tool's required arguments runs nothing and still yields a result."""
+    report = asyncio.run(run_suite(Target(url=servers["tool_error_no_result_type"]), runs=1, limits=LIMITS, tool_policy="readonly", deadline_s=60))
+    present = next(check for check in report.checks if check.id == "result_type.present")
+    assert present.verdict == "fail" and "without its required arguments" in present.detail, present.detail
+    none = asyncio.run(run_suite(Target(url=servers["tool_error_no_result_type"]), runs=1, limits=LIMITS, tool_policy="none", deadline_s=60))
+    assert next(check for check in none.checks if check.id == "result_type.present").verdict == "pass"  # --call-tools none calls nothing
+
+
+@pytest.mark.parametrize(
+    ("annotations", "called"),
+    [
+        ({"readOnlyHint": True, "openWorldHint": False}, True),
+        ({"readOnlyHint": True, "openWorldHint": True}, False),  # a fetch tool: read-only, yet it reaches the internet
+        ({"readOnlyHint": True}, False),  # openWorldHint defaults to true
+        ({"openWorldHint": False}, False),  # readOnlyHint defaults to false
+        (None, False),
+    ],
+)
+def test_readonly_calls_only_closed_world_read_only_tools(annotations, called):
+    context = RunContext(McpClient(HttpTransport("http://127.0.0.1:9/mcp", LIMITS), limits=LIMITS), "readonly")
+    tool = {"name": "fetch", "inputSchema": {"type": "object"}} | ({"annotations": annotations} if annotations is not None else {})
+    assert context.may_call(tool) is called
+
+
+def test_a_dual_era_server_owes_an_initialize_with_the_2026_envelope_a_404(servers):
+    report = _suite(Target(url=servers["dual_era_answers_modern_initialize"]))
+    assert report.era == "dual-era", report.era_summary
+    initialize = next(check for check in report.checks if check.id == "removed_methods.initialize")
+    assert initialize.verdict == "fail" and "HTTP 200" in initialize.detail, initialize.detail
+    assert not report.passed
+
+
+@pytest.mark.parametrize(("defect", "check_id"), [("serves_null_id", "jsonrpc.null_id_refused"), ("serves_malformed_id", "jsonrpc.malformed_id_refused")])
+def test_a_rule_binding_the_requests_sender_warns_and_never_fails_the_server(servers, defect, check_id):
+    report = _suite(Target(url=servers[defect]))
+    caught = next(check for check in report.checks if check.id == check_id)
+    assert (caught.level, caught.binds, caught.verdict) == ("MUST", "sender", "warn")
+    assert "binds the request's sender" in caught.detail and "served with a result" in caught.detail
+    assert report.passed and not report.passed_strictly()
+
+
+def test_only_the_id_rules_bind_the_sender():
+    """The audit: every other check quotes a sentence whose subject is the server (or what the server sends)."""
+    assert {check.id for check in all_checks() if check.binds != "server"} == {"jsonrpc.null_id_refused", "jsonrpc.malformed_id_refused"}
 
 
 @pytest.mark.parametrize("defect", sorted(EXPECTED_FAILURES))

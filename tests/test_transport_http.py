@@ -16,7 +16,7 @@ FAST = Limits(connect_timeout=1.0, read_timeout=1.5, max_response_bytes=1_000_00
 
 # For paths that do answer: the wait ends at the answer, so room for a busy machine costs nothing.
 ROOMY = replace(FAST, connect_timeout=60.0, read_timeout=60.0)
-TIMES_OUT = ("/hang", "/slow-drip")
+TIMES_OUT = ("/hang", "/slow-drip", "/held-open-json")
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +125,19 @@ def test_a_get_answered_with_an_endless_event_stream_costs_one_short_read(base_u
 
     wire = asyncio.run(go())
     assert wire.status == 200 and wire.failure is None  # the status line is the answer; the stream is not read to a timeout
+
+
+def test_a_bare_json_line_in_a_held_open_json_body_is_named_and_quoted(base_url):
+    """The acknowledgment was sent, framed wrong: the reason says so and quotes it, not just "ReadTimeout"."""
+    exchange = _call(base_url + "/held-open-json")
+    assert exchange.failure is not None and exchange.failure.kind == "timeout"
+    detail = exchange.failure.detail
+    assert "HTTP 200 application/json sent" in detail and "held the body open: a bare JSON line" in detail
+    assert "neither a complete JSON response" in detail and "nor an SSE stream" in detail
+    assert "notifications/subscriptions/acknowledged" in detail
+
+
+def test_a_stream_that_times_out_says_what_it_sent(base_url):
+    exchange = _call(base_url + "/slow-drip")
+    assert exchange.failure is not None
+    assert "text/event-stream sent" in exchange.failure.detail and "b': keep-alive" in exchange.failure.detail

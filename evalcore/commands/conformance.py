@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)
     report = asyncio.run(run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only))
-    print(render_table(report))
+    print(render_table(report, full_reasons=not sys.stdout.isatty()))  # a CI log or a file is where reasons are read whole
     if args.json:
         write_json(report, args.json)
     if args.junit:

@@ -8,6 +8,7 @@ flaky server shows up as a pass rate below runs/runs.
 from __future__ import annotations
 
 import secrets
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -129,6 +130,31 @@ class RunContext:
         exchange: Exchange = self._memo["discover"]
         return exchange
 
+    @property
+    def sends_authorization(self) -> bool:
+        """Whether the suite runs authenticated: the user gave an `Authorization` header (--header) for every request."""
+        sends_header = getattr(self.client.transport, "sends_header", None)
+        return bool(sends_header is not None and sends_header("Authorization"))
+
+    async def invalid_token_probe(self) -> Exchange:
+        """server/discover with a bearer token no authorization server issued (memoised per run).
+
+        Kept out of the run's exchange log: its answer is an OAuth error, which the scans must not judge as MCP.
+        """
+        if "invalid_token" not in self._memo:
+            token = f"Bearer evalcore-invalid-token-{self.nonce}"
+            self._memo["invalid_token"] = await self.client.request("server/discover", headers={"Authorization": token})
+        exchange: Exchange = self._memo["invalid_token"]
+        return exchange
+
+    async def fetch_same_origin(self, url: str) -> Exchange | None:
+        """GET `url` when it is on the endpoint's own origin (None otherwise: the suite fetches nothing elsewhere)."""
+        fetch = getattr(self.client.transport, "fetch", None)
+        target = getattr(self.client.transport, "target", "")
+        if fetch is None or _origin(url) != _origin(target):
+            return None
+        return Exchange(f"GET {url}", None, {}, "GET", await fetch(url))  # not MCP traffic: kept out of the scans
+
     async def capabilities(self) -> dict[str, Any]:
         result = (await self.discover()).result or {}
         capabilities = result.get("capabilities")
@@ -173,11 +199,38 @@ class RunContext:
         return (await self.listing("tools/list")).items
 
     def may_call(self, tool: Mapping[str, Any]) -> bool:
-        """Whether the tool policy allows calling this tool with made-up arguments."""
+        """Whether the tool policy allows calling this tool with made-up arguments.
+
+        `readonly` calls a tool only when it says it neither changes its environment (`readOnlyHint: true`, default
+        false) nor reaches an open world of external entities (`openWorldHint: false`; the schema's default is true):
+        a fetch or search tool is read-only, yet calling it sends requests out to the internet.
+        """
         if self.tool_policy == "all":
             return True
         annotations = tool.get("annotations")
-        return self.tool_policy == "readonly" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+        if self.tool_policy != "readonly" or not isinstance(annotations, dict):
+            return False
+        return annotations.get("readOnlyHint") is True and annotations.get("openWorldHint") is False
+
+    async def refused_call(self) -> ToolCall | None:
+        """A tools/call a correct server refuses before running the tool: no arguments, for a tool that requires some.
+
+        Safe under every policy but `none`: the spec says servers **MUST** "Validate all tool inputs", so the tool
+        never runs, and the refusal (a tool error result, or a JSON-RPC error) is still a result to judge. The first
+        tool whose inputSchema lists `required` properties is used (memoised per run); None when no tool has any.
+        """
+        if "refused_call" not in self._memo:
+            refused = None
+            if self.tool_policy != "none":
+                for tool in await self.tools():
+                    schema = tool.get("inputSchema")
+                    required = schema.get("required") if isinstance(schema, dict) else None
+                    if isinstance(tool.get("name"), str) and isinstance(required, list) and required:
+                        refused = ToolCall(tool, {}, await self.request("tools/call", {"name": tool["name"], "arguments": {}}))
+                        break
+            self._memo["refused_call"] = refused
+        call: ToolCall | None = self._memo["refused_call"]
+        return call
 
     async def tool_calls(self) -> list[ToolCall]:
         """One call per callable tool with arguments built from its inputSchema (memoised per run)."""
@@ -197,8 +250,7 @@ class RunContext:
     async def named_target(self) -> tuple[str, dict[str, Any]] | None:
         """A side-effect-free request that carries an `Mcp-Name` (for header checks)."""
         for tool in await self.tools():
-            annotations = tool.get("annotations")
-            if self.tool_policy != "none" and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True:
+            if self.tool_policy != "none" and self.may_call(tool):
                 schema = tool.get("inputSchema")
                 return "tools/call", {"name": tool["name"], "arguments": example_arguments(schema) if isinstance(schema, dict) else {}}
         if await self.supports("prompts/list"):
@@ -221,6 +273,9 @@ class RunContext:
                     listing = await self.listing(method)
                     samples.extend((method, exchange) for exchange in listing.exchanges)
             samples.extend(("tools/call", call.exchange) for call in await self.tool_calls())
+            refused = await self.refused_call()
+            if refused is not None:
+                samples.append(("tools/call", refused.exchange))  # a tool error result must carry resultType too
             read = await self.first_resource_read()
             if read is not None:
                 samples.append(("resources/read", read))
@@ -247,6 +302,12 @@ class RunContext:
     async def supported_versions(self) -> list[str]:
         versions = ((await self.discover()).result or {}).get("supportedVersions")
         return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
 
 
 def error_shape(exchange: Exchange, code: int, *, http_status: int | None, is_http: bool) -> str | None:

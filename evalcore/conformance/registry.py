@@ -6,6 +6,12 @@ output all name it, so a user can always find which rule failed and where the
 spec says so. Each check carries the spec sentence it enforces (`quote`); its
 level (MUST, SHOULD, MAY) is the one that sentence uses, and it names the
 server eras the rule is written for.
+
+A server fails only on a sentence that binds the server. Some rules a server
+is still worth being tried on bind the other side ("Requests **MUST** include
+a string or integer ID" binds whoever sends the request); such a check says
+`binds="sender"`, and its failures are warnings at most, whatever the
+sentence's level.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ FAMILIES: tuple[str, ...] = (
     "tools",
     "jsonrpc",
     "mrtr",
+    "authorization",
 )
 
 Era = Literal["modern-only", "dual-era", "legacy-only"]
@@ -44,6 +51,7 @@ Era = Literal["modern-only", "dual-era", "legacy-only"]
 (per-request `_meta`), legacy = an `initialize` handshake (2025-11-25 and earlier), dual-era = both."""
 MODERN_ERAS: tuple[Era, ...] = ("modern-only", "dual-era")
 Level = Literal["MUST", "SHOULD", "MAY"]
+Subject = Literal["server", "sender"]
 # RFC 2119 words for each level, as the spec may write them (the schema's descriptions use lower case).
 LEVEL_WORDS: dict[str, tuple[str, ...]] = {"MUST": ("must", "required"), "SHOULD": ("should", "recommended"), "MAY": ("may", "optional")}
 
@@ -98,6 +106,7 @@ class Check:
     http_only: bool
     scan: bool  # judges every exchange of the run, so it runs after all other checks
     function: CheckFunction
+    binds: Subject = "server"  # whom the quoted sentence binds: only a "server" sentence can fail a server
 
     @property
     def family(self) -> str:
@@ -117,11 +126,13 @@ def check(
     eras: tuple[Era, ...] = MODERN_ERAS,
     http_only: bool = False,
     scan: bool = False,
+    binds: Subject = "server",
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register a check under `check_id`, which must be `family.name` with a known family.
 
     `level` must be a word the quoted sentence uses, so a check can never claim
-    more than the spec says.
+    more than the spec says. `binds="sender"` marks a sentence whose subject is the
+    request's sender, not the server: its failures are warnings at most.
     """
     family, _, name = check_id.partition(".")
     if family not in FAMILIES or not name:
@@ -134,7 +145,7 @@ def check(
         raise ValueError(f"check {check_id!r} applies to no era")
 
     def register(function: CheckFunction) -> CheckFunction:
-        REGISTRY[check_id] = Check(check_id, title, spec, level, " ".join(quote.split()), eras, http_only, scan, function)
+        REGISTRY[check_id] = Check(check_id, title, spec, level, " ".join(quote.split()), eras, http_only, scan, function, binds)
         return function
 
     return register

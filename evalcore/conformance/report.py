@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from evalcore.conformance.runner import CheckReport, SuiteReport
 from evalcore.records import published
 
 VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "note", "error": "ERROR", "not_applicable": "n/a", "not_testable": "untested"}
+REASON_INDENT = "    "  # a whole reason, wrapped under its row
 # Exit codes of `evalcore conformance` (docs/conformance.md "Exit codes").
 EXIT_CONFORMANT, EXIT_NOT_CONFORMANT, EXIT_LEGACY_ONLY = 0, 1, 3
 
@@ -60,6 +62,7 @@ def _json(report: SuiteReport) -> dict[str, Any]:
                 "level": c.level,
                 "quote": c.quote,
                 "eras": list(c.eras),
+                "binds": c.binds,
                 "passes": c.passes,
                 "runs": c.runs,
                 "passed": c.passed,
@@ -118,8 +121,12 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def render_table(report: SuiteReport, width: int | None = None) -> str:
-    """The human summary: the era first, one row per check, SHOULD warnings apart, then a verdict line."""
+def render_table(report: SuiteReport, width: int | None = None, *, full_reasons: bool = False) -> str:
+    """The human summary: the era first, one row per check, SHOULD warnings apart, then a verdict line.
+
+    A reason longer than the row's room is cut with "…" on a terminal; with `full_reasons` (stdout is a file or a
+    CI log, where reasons are read) it is printed whole, wrapped, on the lines under its row.
+    """
     width = width or shutil.get_terminal_size((120, 20)).columns
     head = f"MCP conformance ({report.protocol_version}) for {report.target}" + (f" — {report.server_name}" if report.server_name else "")
     lines = [f"{head} — {report.era_summary or 'era: ' + report.era}"]
@@ -136,7 +143,12 @@ def render_table(report: SuiteReport, width: int | None = None) -> str:
         prefix = f"{check.id:<{id_width}}  {check.level:<6}  {tally:>7}  {VERDICT_LABEL[check.verdict]:<8}  "
         reason = " ".join(check.detail.split())
         room = max(20, width - len(prefix))
-        return prefix + (reason if len(reason) <= room else reason[: room - 1] + "…")
+        if len(reason) <= room:
+            return prefix + reason
+        if not full_reasons:
+            return prefix + reason[: room - 1] + "…"
+        wrapped = textwrap.wrap(reason, width=max(40, width - len(REASON_INDENT)), break_long_words=False, break_on_hyphens=False)
+        return prefix.rstrip() + "\n" + "\n".join(REASON_INDENT + line for line in wrapped)
 
     lines.extend(row(check) for check in report.checks if check.verdict not in ("warn", "info"))
     for verdict, title in (("warn", "SHOULD not met (warnings; they fail the suite only with --strict):"), ("info", "MAY not taken (notes, never failures):")):
@@ -151,5 +163,9 @@ def render_table(report: SuiteReport, width: int | None = None) -> str:
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, {counts['warn']} warnings, "
         f"{counts['not_applicable']} not applicable, {counts['not_testable']} not testable — {report.duration_s:.2f}s"
     )
-    lines.append(("CONFORMANT: " if report.passed else "NOT CONFORMANT: ") + summary)
+    if report.authorization_required:
+        verdict = "NOT JUDGED (the server requires authorization; run with --header 'Authorization: Bearer ...'): "
+    else:
+        verdict = "CONFORMANT: " if report.passed else "NOT CONFORMANT: "
+    lines.append(verdict + summary)
     return "\n".join(lines)

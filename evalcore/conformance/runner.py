@@ -22,7 +22,7 @@ from evalcore import __version__
 from evalcore.client import Exchange, McpClient
 from evalcore.conformance.context import RunContext, ToolPolicy
 from evalcore.conformance.era import EraProfile, detect_era
-from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Verdict, all_checks
+from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Subject, Verdict, all_checks
 from evalcore.errors import TargetError
 from evalcore.fingerprint import server_fingerprint
 from evalcore.protocol.constants import PROTOCOL_VERSION
@@ -43,6 +43,7 @@ class CheckReport:
     detail: str
     quote: str = ""
     eras: tuple[Era, ...] = ()
+    binds: Subject = "server"
 
     @property
     def passed(self) -> bool:
@@ -68,9 +69,15 @@ class SuiteReport:
     legacy_verdict: str | None = None  # set for a legacy-only server, which gets no checks
 
     @property
+    def authorization_required(self) -> bool:
+        """The server answered 401 and the suite ran without credentials: only the authorization checks were judged."""
+        return any(check.verdict == "not_testable" and AUTHORIZATION_REQUIRED in check.detail for check in self.checks)
+
+    @property
     def passed(self) -> bool:
-        """No MUST failed and no check errored (warnings, notes and non-applicable checks do not count)."""
-        if self.legacy_verdict is not None:
+        """No MUST failed and no check errored (warnings, notes and non-applicable checks do not count), and the checks
+        were not left untested for want of credentials."""
+        if self.legacy_verdict is not None or self.authorization_required:
             return False
         return all(check.verdict not in ("fail", "error") for check in self.checks) and any(c.verdict == "pass" for c in self.checks)
 
@@ -84,6 +91,7 @@ class SuiteReport:
 
 
 ProgressCallback = Callable[[int, int], None]
+DISCOVER_CHECK = "discover.responds"  # the rule a server that answers nothing breaks first (Servers MUST implement server/discover)
 
 
 async def run_suite(
@@ -118,9 +126,16 @@ async def run_suite(
             first = profile.discover
             if first.failure is not None and first.failure.kind in ("connect", "closed") and not profile.legacy_versions:
                 raise TargetError(f"cannot reach {target}: {first.failure.detail}")
+            silence = _silence(profile)
             if profile.era == "legacy-only":
                 runs_to_do = 0
                 server_name = next((p.server_info for p in profile.legacy if p.server_info), None)
+            elif silence is not None:
+                # Dead for the run: one timeout is the whole cost, not one per check and run.
+                runs_to_do = 0
+                notes.append(f"the server did not answer its first request ({silence}): the other checks are not testable, and no further run was started")
+                for check in checks:
+                    outcomes[check.id].append(_unanswered(check, silence, is_http=target.transport == "http", era=profile.era))
             else:
                 runs_to_do = runs
             contexts = [RunContext(client, tool_policy, profile, first_discover=first if i == 0 else None) for i in range(runs_to_do)]
@@ -154,7 +169,7 @@ async def run_suite(
     finally:
         await client.aclose()
     legacy_only = profile is not None and profile.era == "legacy-only"
-    reports = () if legacy_only else tuple(_reduce(check, outcomes[check.id], runs) for check in checks)
+    reports = () if legacy_only else tuple(_reduce(check, outcomes[check.id], len(outcomes[check.id]) or runs) for check in checks)
     return SuiteReport(
         target=str(target),
         transport=target.transport,
@@ -172,15 +187,62 @@ async def run_suite(
     )
 
 
+# What a first request's failure says about the server: it answered nothing usable at all (as opposed to answering
+# with an HTTP status or a JSON-RPC error, which the checks can still judge).
+SILENT_FAILURES: frozenset[str] = frozenset({"timeout", "closed", "bad_json", "too_large", "stream_cut"})
+
+
+def _silence(profile: EraProfile) -> str | None:
+    """What the first request got when the server answered nothing usable (to discover nor to a legacy initialize), else None."""
+    discover = profile.discover
+    if discover.response is not None or discover.failure is None or discover.failure.kind not in SILENT_FAILURES:
+        return None
+    if any(probe.accepted for probe in profile.legacy):
+        return None
+    return f"server/discover: {discover.failure}"
+
+
+def _unanswered(check: Check, silence: str, *, is_http: bool, era: Era) -> Verdict:
+    """A check's one verdict when the server answered nothing: server/discover fails, the rest are not testable."""
+    if check.http_only and not is_http:
+        return Verdict("not_applicable", "HTTP only; not applicable over stdio")
+    if era not in check.eras:
+        return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {era}")
+    if check.id == DISCOVER_CHECK:
+        return Verdict("fail", f"the server did not answer: {silence}")
+    return Verdict("not_testable", f"not testable: the server did not answer ({silence})")
+
+
 async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchange, dict[str, Verdict]]:
     """One run: server/discover, then every check in order (scans last: they judge what the others sent)."""
     discover = await ctx.discover()
+    if discover.status == 401 and ctx.is_http:
+        # Protected, and run without credentials: only the authorization checks can judge anything.
+        verdicts = {}
+        for check in checks:
+            authorization = check.family == "authorization"
+            verdicts[check.id] = await _run_one(check, ctx) if authorization else _needs_credentials(check, ctx, discover)
+        return discover, verdicts
     if discover.failure is not None:
         return discover, {check.id: Verdict("fail", f"server did not answer server/discover: {discover.failure}") for check in checks}
     verdicts = {}
     for check in sorted(checks, key=lambda c: c.scan):
         verdicts[check.id] = await _run_one(check, ctx)
     return discover, verdicts
+
+
+AUTHORIZATION_REQUIRED = "the server requires authorization"
+
+
+def _needs_credentials(check: Check, ctx: RunContext, discover: Exchange) -> Verdict:
+    if ctx.era not in check.eras:
+        return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {ctx.era}")
+    said = discover.header("WWW-Authenticate")
+    return Verdict(
+        "not_testable",
+        f"not testable: {AUTHORIZATION_REQUIRED} (server/discover: HTTP 401{f', WWW-Authenticate: {said}' if said else ''}); "
+        "run with --header 'Authorization: Bearer ...' to check it authenticated",
+    )
 
 
 async def _run_one(check: Check, ctx: RunContext) -> Verdict:
@@ -196,6 +258,13 @@ async def _run_one(check: Check, ctx: RunContext) -> Verdict:
 
 
 FAILURE_AT_LEVEL: dict[str, Outcome] = {"MUST": "fail", "SHOULD": "warn", "MAY": "info"}
+SENDER_RULE = "the sentence binds the request's sender, not the server, so this is a warning, not a failure"
+
+
+def _failure_outcome(check: Check) -> Outcome:
+    """What a failed run of `check` counts as: its level's word, and never more than a warning for a rule binding the sender."""
+    outcome = FAILURE_AT_LEVEL[check.level]
+    return "warn" if check.binds != "server" and outcome == "fail" else outcome
 
 
 def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
@@ -208,13 +277,14 @@ def _reduce(check: Check, verdicts: list[Verdict], runs: int) -> CheckReport:
     elif bad is not None:
         failure: Outcome = "error" if any(v.outcome == "error" for v in judged) else "fail"
         bad = next(v for v in judged if v.outcome == failure)
-        verdict = "error" if failure == "error" else FAILURE_AT_LEVEL[check.level]
+        verdict = "error" if failure == "error" else _failure_outcome(check)
         detail = bad.detail if len(judged) - passes == len(judged) else f"{bad.detail} (failed {len(judged) - passes} of {len(judged)} runs)"
+        if verdict == "warn" and check.level == "MUST":
+            detail = f"{detail} ({SENDER_RULE})"
     else:
         verdict, detail = "pass", judged[-1].detail
-    return CheckReport(
-        check.id, check.family, check.title, check.spec, check.level, passes, len(judged) if judged else runs, verdict, detail, check.quote, check.eras
-    )
+    tally = len(judged) if judged else runs
+    return CheckReport(check.id, check.family, check.title, check.spec, check.level, passes, tally, verdict, detail, check.quote, check.eras, check.binds)
 
 
 def _server_name(discover_result: dict[str, object] | None) -> str | None:

@@ -277,6 +277,36 @@ def _session_on_initialize(request: HttpRequest, headers: HeaderList) -> HeaderL
     return headers
 
 
+def _every_initialize_answered(message: wire.Message) -> wire.Message | Answer:
+    """Answer every `initialize`, legacy or with the 2026 envelope, the legacy way: a dual-era server that misses the envelope."""
+    if message.get("method") == "initialize":
+        return Answer(wire.result_message(wire.request_id_of(message), _initialize_result()))
+    return message
+
+
+def _session_on_every_initialize(request: HttpRequest, headers: HeaderList) -> HeaderList:
+    if isinstance(request.body, dict) and request.body.get("method") == "initialize":
+        return _session_header(request, headers)
+    return headers
+
+
+def _drop_result_type_on_tool_errors(request: wire.Message, reply: wire.Message) -> wire.Message:
+    result = reply.get("result")
+    if request.get("method") == "tools/call" and isinstance(result, dict) and result.get("isError") is True:
+        result.pop("resultType", None)
+    return reply
+
+
+def _malformed_reply_prompt(request: wire.Message, reply: wire.Message) -> wire.Message:
+    """Only the second listed prompt (the one a check reading just the first never gets) answers an unknown message role."""
+    result = reply.get("result")
+    if request.get("method") == "prompts/get" and _params(request).get("name") == "draft_customer_reply" and isinstance(result, dict):
+        for message in result.get("messages") or []:
+            if isinstance(message, dict):
+                message["role"] = "system"
+    return reply
+
+
 def _body_field(request: HttpRequest, *path: str) -> Any:
     node: Any = request.body
     for key in path:
@@ -455,6 +485,24 @@ _ALL: Final[tuple[Defect, ...]] = (
         "initialize sent with the 2026 _meta returns an InitializeResult (and over HTTP an Mcp-Session-Id)",
         False,
         lambda: Tamper(request=_modern_initialize_answered, http_headers=_session_on_initialize),
+    ),
+    Defect(
+        "dual_era_answers_modern_initialize",
+        "dual-era: every initialize, the one sent with the 2026 envelope too, gets an InitializeResult and an Mcp-Session-Id",
+        True,  # over stdio an initialize turns a dual-era process legacy, so the suite sends none there
+        lambda: Tamper(request=_every_initialize_answered, http_headers=_session_on_every_initialize),
+    ),
+    Defect(
+        "tool_error_no_result_type",
+        "a tools/call answered with a tool error result (isError) carries no resultType",
+        False,
+        lambda: Tamper(response=_drop_result_type_on_tool_errors),
+    ),
+    Defect(
+        "prompt_result_malformed",
+        "prompts/get of the second listed prompt answers a message with role 'system' (only user and assistant exist)",
+        False,
+        lambda: Tamper(response=_malformed_reply_prompt),
     ),
     Defect(
         "initialize_refusal_unnamed",

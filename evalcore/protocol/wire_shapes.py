@@ -6,12 +6,13 @@ add what the models tolerate (e.g. unknown `resultType` values).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 import pydantic
 from mcp_types import jsonrpc
-from mcp_types.methods import validate_server_result
+from mcp_types.methods import SERVER_RESULTS, validate_server_result
 
 from evalcore.protocol.constants import PROTOCOL_VERSION
 
@@ -41,6 +42,28 @@ def result_problem(method: str, result: Mapping[str, Any]) -> str | None:
         validate_server_result(method, PROTOCOL_VERSION, dict(result))
     except KeyError:
         return None
+    except pydantic.ValidationError as exc:
+        return _first_error(exc)
+    return None
+
+
+def result_model_problem(method: str, result: Mapping[str, Any]) -> str | None:
+    """Why `result` is not the official model its own `resultType` names (InputRequiredResult for "input_required",
+    else the method's complete result); None if valid or if the method has no official model.
+
+    Stricter than `result_problem`: the surface union accepts a malformed complete result as a lenient
+    InputRequiredResult, so a GetPromptResult whose messages have no content would pass there.
+    """
+    surface = SERVER_RESULTS.get((method, PROTOCOL_VERSION))
+    if surface is None:
+        return None
+    members = get_args(surface) if isinstance(surface, types.UnionType) else (surface,)
+    input_required = result.get("resultType") == "input_required"
+    model = next((m for m in members if (m.__name__ == "InputRequiredResult") == input_required), None)
+    if model is None:
+        return f"resultType {result.get('resultType')!r} is not a result {method} may give"
+    try:
+        model.model_validate(dict(result), by_name=False)
     except pydantic.ValidationError as exc:
         return _first_error(exc)
     return None

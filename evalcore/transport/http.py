@@ -54,11 +54,24 @@ class HttpTransport:
         http_method: str = "POST",
         stop_at: StopAt | None = None,
     ) -> WireResponse:
+        return await self._roundtrip(http_method, self.target, body, headers, _BodyReader(self.limits, expect_id, stop_at))
+
+    def sends_header(self, name: str) -> bool:
+        """Whether every request carries the header `name` (one given with --header, say `Authorization`)."""
+        return name in self._client.headers
+
+    async def fetch(self, url: str) -> WireResponse:
+        """GET a document beside the endpoint (protected resource metadata, say), under the same limits, no redirects.
+
+        The caller decides which URLs may be fetched: this client carries the user's headers.
+        """
+        return await self._roundtrip("GET", url, b"", {"Accept": "application/json"}, _BodyReader(self.limits, None))
+
+    async def _roundtrip(self, http_method: str, url: str, body: bytes, headers: Mapping[str, str], reader: _BodyReader) -> WireResponse:
         started = time.perf_counter()
-        reader = _BodyReader(self.limits, expect_id, stop_at)
         try:
             async with asyncio.timeout(self.limits.connect_timeout + self.limits.read_timeout):
-                request = self._client.build_request(http_method, self.target, content=body or None, headers=dict(headers))
+                request = self._client.build_request(http_method, url, content=body or None, headers=dict(headers))
                 response = await self._client.send(request, stream=True)
                 try:
                     reader.start(response)
@@ -72,7 +85,7 @@ class HttpTransport:
         except TimeoutError:
             reader.fail("timeout", f"no complete answer within {self.limits.read_timeout:g}s")
         except httpx.ConnectError as exc:
-            reader.fail("connect", f"cannot connect to {self.target}: {_reason(exc)}")
+            reader.fail("connect", f"cannot connect to {url}: {_reason(exc)}")
         except httpx.TimeoutException as exc:
             reader.fail("timeout", f"{type(exc).__name__} after {self.limits.read_timeout:g}s")
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
@@ -152,6 +165,8 @@ class _BodyReader:
     def finish(self, elapsed_ms: float) -> WireResponse:
         if self._sse is None and self.body and self.failure is None:
             self._decode_json_body()
+        if self.failure is not None and self.failure.kind in ("timeout", "stream_cut") and self.body:
+            self.failure = WireFailure(self.failure.kind, f"{self.failure.detail}; {self._what_was_sent()}")
         response = find_response(self.messages, self.expect_id)
         if response is None and self.expect_id is not None and self.failure is None and self.status is not None and self.stopped_at is None:
             if self._sse is not None:
@@ -170,6 +185,24 @@ class _BodyReader:
             elapsed_ms=elapsed_ms,
             sse_events=self.events,
         )
+
+    def _what_was_sent(self) -> str:
+        """What an answer that never completed had sent so far, in the server's own bytes, naming a framing defect."""
+        content_type = self.headers.get("content-type", "no Content-Type")
+        sent = f"before that, HTTP {self.status} {content_type} sent {len(self.body)} bytes"
+        if self._sse is not None:
+            return f"{sent} ({self.events} SSE events, none the response), starting {bytes(self.body[:120])!r}"
+        first_line = bytes(self.body).split(b"\n", 1)[0].strip()
+        try:
+            bare_message = isinstance(json.loads(first_line), dict)
+        except (ValueError, RecursionError):
+            bare_message = False
+        if bare_message:
+            return (
+                f"{sent} and held the body open: a bare JSON line, which is neither a complete JSON response (the body "
+                f"never ended) nor an SSE stream (no text/event-stream, no data: field): {first_line[:200]!r}"
+            )
+        return f"{sent} and held the body open: {bytes(self.body[:120])!r}"
 
     def _decode_json_body(self) -> None:
         # Decoded whatever the Content-Type says: a mislabelled body is judged by

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from typing import Any
 
@@ -32,3 +33,8 @@ def transport_from_argv(description: str) -> str:
 
 def serve(app: Any, path: str = "/mcp") -> None:
     _AnnouncingServer(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"), path).run()
+
+
+def serve_on(app: Any, sock: socket.socket, path: str = "/mcp") -> None:
+    """`serve`, on a socket the caller bound already (when the app must know its own URL before it starts)."""
+    _AnnouncingServer(uvicorn.Config(app, log_level="warning"), path).run(sockets=[sock])

@@ -7,13 +7,13 @@ from fastmcp import FastMCP
 mcp = FastMCP("fastmcp-under-test")
 
 
-@mcp.tool(annotations={"readOnlyHint": True})
+@mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 
 
-@mcp.tool(annotations={"readOnlyHint": True})
+@mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
 def echo(text: str) -> str:
     """Echo the text back."""
     return text

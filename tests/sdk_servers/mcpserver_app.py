@@ -7,7 +7,7 @@ from mcp.server import MCPServer
 server = MCPServer("python-sdk-under-test", version="1.0.0")
 
 
-@server.tool(annotations={"readOnlyHint": True})
+@server.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b

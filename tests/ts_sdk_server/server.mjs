@@ -12,7 +12,7 @@ function build() {
     const server = new McpServer({ name: 'ts-sdk-under-test', version: '1.0.0' });
     server.registerTool(
         'add',
-        { description: 'Add two integers', inputSchema: z.object({ a: z.number().int(), b: z.number().int() }), annotations: { readOnlyHint: true } },
+        { description: 'Add two integers', inputSchema: z.object({ a: z.number().int(), b: z.number().int() }), annotations: { readOnlyHint: true, openWorldHint: false } },
         async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] })
     );
     server.registerPrompt('greet', { description: 'Greet someone', argsSchema: z.object({ name: z.string() }) }, ({ name }) => ({

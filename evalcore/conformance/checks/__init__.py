@@ -1,6 +1,7 @@
 """Pure-ish logic: the conformance checks, one module per family or per rule (importing registers them)."""
 
 from evalcore.conformance.checks import (  # noqa: F401
+    authorization,
     batch,
     cache_fields,
     cancellation,

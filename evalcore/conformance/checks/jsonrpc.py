@@ -1,4 +1,5 @@
-"""Checks of the JSON-RPC envelope rules a server must hold its peers to (spec/basic/index.mdx "Requests")."""
+"""Checks of the JSON-RPC envelope rules for requests (spec/basic/index.mdx "Requests"): they bind the sender, so a server that serves a
+request breaking them is warned, never failed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ SPEC = "docs/specification/2026-07-28/basic/index.mdx"
     title="a request with a null id is refused, not served",
     spec=SPEC,
     quote="Unlike base JSON-RPC, the ID **MUST NOT** be `null`.",
+    binds="sender",  # the sentence binds the request's sender: serving such a request is a warning at most
     http_only=True,  # over stdio an answer to a null id is routed to no request, so a refusal cannot be told from silence
 )
 async def null_id_refused(ctx: RunContext) -> Verdict:

@@ -1,4 +1,7 @@
-"""Check that a request whose id is neither a string nor an integer is refused, not served (spec/basic/index.mdx "Requests")."""
+"""Check that a request whose id is neither a string nor an integer is refused, not served (spec/basic/index.mdx "Requests").
+
+The sentence binds the request's sender, so a server that serves such a request is warned, never failed.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ SPEC = "docs/specification/2026-07-28/basic/index.mdx"
     title="a request whose id is an object or a fraction is refused, not served",
     spec=SPEC,
     quote="Requests **MUST** include a string or integer ID.",
+    binds="sender",  # the sentence binds the request's sender: serving such a request is a warning at most
     http_only=True,  # over stdio an answer to such an id is routed to no request, so a refusal cannot be told from silence
 )
 async def malformed_id_refused(ctx: RunContext) -> Verdict:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalcore.conformance.context import RunContext, error_shape
-from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
+from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
 from evalcore.protocol import constants as c
 
 SPEC_HTTP = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
@@ -31,12 +31,18 @@ async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any
     title="initialize with the 2026 envelope is refused (HTTP: 404 -32601) and opens no session",
     spec=SPEC_HTTP,
     quote=NOT_IMPLEMENTED,
-    eras=("modern-only",),
 )
 async def initialize(ctx: RunContext) -> Verdict:
+    # A request carrying the 2026-07-28 envelope is a 2026-07-28 request, whatever else the server speaks
+    # (versioning.mdx: "A request carrying modern per-request `_meta` is served statelessly according to this
+    # revision"); so a dual-era server owes it the same answer as a modern-only one.
     params = {"protocolVersion": c.PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "evalcore", "version": "0"}}
     if ctx.is_http:
         return await _expect_removed(ctx, "initialize", params)
+    if ctx.era != "modern-only":
+        # One process is the whole run: an initialize a dual-era server takes the legacy way would turn the
+        # process legacy for every check after it.
+        return not_applicable("over stdio an initialize may select legacy semantics for the whole process of a dual-era server")
     # On stdio the spec leaves the error code to the implementation (versioning.mdx,
     # compatibility matrix); what matters is that the handshake is refused.
     exchange = await ctx.request("initialize", params)

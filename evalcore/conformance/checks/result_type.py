@@ -23,6 +23,12 @@ async def present(ctx: RunContext) -> Verdict:
     if not samples:
         return failed("no result came back to judge")
     missing = sorted({method for method, result in samples if result is not None and "resultType" not in result})
+    refused = await ctx.refused_call()
+    if refused is not None and refused.exchange.result is not None and "resultType" not in refused.exchange.result:
+        return failed(
+            f"no resultType on the tools/call result refusing {refused.tool.get('name')} without its required arguments "
+            f"({', '.join(missing)} results lack it): a tool error result is a result, and a 2026-07-28 server MUST send it"
+        )
     if missing:
         return failed(
             f"no resultType on {', '.join(missing)} results: a 2026-07-28 server MUST send it "
