@@ -35,6 +35,7 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
+from evalcore.models.tool_format import ToolOverride
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
@@ -73,6 +74,8 @@ class BehaviourConfig:
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of the call a `timeout` fault holds: the fault ends after it
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
+    # What the model sees of some tools instead of what the server lists (by MCP name; `compare --candidate-tools`)
+    tool_overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
 
     @property
     def golden_id(self) -> str:
@@ -242,7 +245,7 @@ async def _execute(
         if config.use_cache
         else {}
     )
-    agent_tools = AgentTools.from_mcp(tools)
+    agent_tools = AgentTools.from_mcp(tools, config.tool_overrides)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
@@ -470,5 +473,6 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
         "use_cache": config.use_cache,
+        **({"tool_overrides": {name: asdict(o) for name, o in config.tool_overrides.items()}} if config.tool_overrides else {}),
         "started": datetime.now(UTC).isoformat(),
     }
