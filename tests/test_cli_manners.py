@@ -14,7 +14,7 @@ from evalcore.cli import EXIT_BROKEN_PIPE, build_parser
 from evalcore.commands.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ("conformance", "run", "gate", "runs", "drift", "demo", "dashboard", "migrate-scan")
+SUBCOMMANDS = ("conformance", "run", "compare", "gate", "runs", "drift", "demo", "dashboard", "migrate-scan")
 
 
 def _evalcore(*args: str, stdout: int | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
