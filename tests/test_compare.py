@@ -13,8 +13,9 @@ import jsonschema
 import pytest
 
 from evalcore.cli import main
-from evalcore.store.behaviour import list_runs, load_attempts
+from evalcore.store.behaviour import last_green_report, list_runs, load_attempts
 from evalcore.store.comparisons import list_comparisons
+from evalcore.store.history import run_points
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "compare.schema.json").read_text(encoding="utf-8"))
@@ -75,6 +76,8 @@ def test_a_reworded_description_makes_sim_lexical_find_the_tool(workspace, refer
     # Both arms are ordinary stored runs, linked as one comparison.
     runs = {run["run_id"]: run for run in list_runs(workspace / "evals.duckdb")}
     assert set(runs) == {report["baselineRunId"], report["candidateRunId"]} and all(r["effective_status"] == "complete" for r in runs.values())
+    # ... that stay out of the nightly history: no drift point, never the run gate's last-green baseline.
+    assert run_points(workspace / "evals.duckdb") == [] and last_green_report(workspace / "evals.duckdb") is None
     (stored,) = list_comparisons(workspace / "evals.duckdb")
     assert stored["report"] == report and stored["failed"] is False and stored["candidate_kind"] == "tools"
     # The candidate's model saw the new words; its calls went to the real tool.

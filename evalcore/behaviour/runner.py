@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.completeness import mark_incomplete
@@ -76,6 +76,7 @@ class BehaviourConfig:
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
     # What the model sees of some tools instead of what the server lists (by MCP name; `compare --candidate-tools`)
     tool_overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
+    comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `evalcore compare`: kept out of drift and last-green
 
     @property
     def golden_id(self) -> str:
@@ -474,5 +475,6 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "use_cache": config.use_cache,
         **({"tool_overrides": {name: asdict(o) for name, o in config.tool_overrides.items()}} if config.tool_overrides else {}),
+        **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
         "started": datetime.now(UTC).isoformat(),
     }

@@ -138,8 +138,8 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
             candidate_target, source = Target(url=args.candidate_url, headers=headers), {"kind": "url", "source": args.candidate_url}
         else:
             candidate_target, source = Target(stdio=args.candidate_stdio), {"kind": "stdio", "source": args.candidate_stdio}
-        baseline_arm = Arm(config, base_target)
-        candidate_arm = Arm(replace(config, tool_overrides=overrides), candidate_target)
+        baseline_arm = Arm(replace(config, comparison_arm="baseline"), base_target)
+        candidate_arm = Arm(replace(config, tool_overrides=overrides, comparison_arm="candidate"), candidate_target)
         baseline_report, candidate_report = asyncio.run(run_arms(baseline_arm, candidate_arm, progress=Progress("comparing")))
     return _comparison(args, config.golden_id, source, args.runs, str(baseline_report["runId"]), str(candidate_report["runId"]))
 
