@@ -4,17 +4,20 @@ pick probability depends on a tool description, with known true effects and null
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shlex
 import sys
 from pathlib import Path
 
+import duckdb
 import jsonschema
 import pytest
 
 from evalcore.cli import main
 from evalcore.store.behaviour import last_green_report, list_runs, load_attempts
-from evalcore.store.comparisons import list_comparisons
+from evalcore.store.comparisons import comparisons_export, list_comparisons
 from evalcore.store.history import run_points
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +94,20 @@ def test_a_reworded_description_makes_sim_lexical_find_the_tool(workspace, refer
     assert _verdicts(reversed_report) == {"kb-password-reset": "worse", "weather-paris": "no_difference"}
     assert reversed_report["candidate"] == {"kind": "run", "source": f"stored run {report['baselineRunId']}"} and reversed_report["failed"] is True
     assert len(list_comparisons(workspace / "evals.duckdb")) == 2
+    # Exported as CSV and Parquet: one row per comparison x case, then per model, from the stored reports.
+    csv_rows = list(csv.DictReader(io.StringIO(comparisons_export(workspace / "evals.duckdb", "csv").decode())))
+    assert [(r["case_id"], r["verdict"]) for r in csv_rows] == [
+        ("kb-password-reset", "better"),
+        ("weather-paris", "no_difference"),
+        ("", "better"),  # the model, its two cases pooled: 6/12 against 12/12
+        ("kb-password-reset", "worse"),
+        ("weather-paris", "no_difference"),
+        ("", "worse"),
+    ]
+    assert csv_rows[0]["baseline_passed"] == "0" and csv_rows[0]["candidate_passed"] == "6" and float(csv_rows[0]["p_value"]) == pytest.approx(2 / 924)
+    parquet = workspace / "comparisons.parquet"
+    parquet.write_bytes(comparisons_export(workspace / "evals.duckdb", "parquet"))
+    assert duckdb.sql(f"SELECT verdict FROM '{parquet}'").fetchall() == [(r["verdict"],) for r in csv_rows]
 
 
 def test_a_renamed_tool_is_offered_under_its_new_name_and_called_under_its_real_one(workspace, reference_url, capsys):
