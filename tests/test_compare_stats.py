@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from evalcore.compare.verdicts import ArmCounts, compare_runs, judge_differences
+from evalcore.models.tool_format import ToolOverride, to_openai_tools
 from evalcore.records import MetricSet
 from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, newcombe_interval, runs_needed
 
@@ -123,3 +124,17 @@ def test_a_comparison_reads_stored_metric_sets_and_serialises_to_its_schema():
     assert report["failed"] is True and [d.case for d in comparison.failed] == ["b"]
     (model,) = report["models"]
     assert (model["baseline"]["passed"], model["candidate"]["passed"], model["runsNeeded"]) == (9, 10, None)
+
+
+def test_overrides_show_the_model_new_words_and_map_its_calls_back():
+    tools = [
+        {"name": "get_weather", "description": "Weather.", "inputSchema": {"type": "object"}},
+        {"name": "get_invoice", "description": "Invoice.", "inputSchema": {"type": "object"}},
+    ]
+    offered, names = to_openai_tools(tools, {"get_weather": ToolOverride(description="Current conditions.", name="weather_now")})
+    assert [(t["function"]["name"], t["function"]["description"]) for t in offered] == [("weather_now", "Current conditions."), ("get_invoice", "Invoice.")]
+    assert names.to_mcp("weather_now") == "get_weather" and names.to_mcp("get_invoice") == "get_invoice"
+    assert names.to_mcp("get_weather") != "get_weather"  # the old name was not offered: calling it reaches no real tool
+    with pytest.raises(ValueError, match="also the name the model sees for get_invoice"):
+        to_openai_tools(tools, {"get_weather": ToolOverride(name="get_invoice")})
+    assert to_openai_tools(tools)[0] == to_openai_tools(tools, {})[0]  # no override, no change

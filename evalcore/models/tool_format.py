@@ -104,7 +104,12 @@ def with_overrides(name_map: ToolNameMap, overrides: Mapping[str, ToolOverride])
         clash = sorted(other for other, seen in model_by_mcp.items() if seen == model and other != mcp)
         if clash:
             raise ValueError(f"tool {mcp}: the new name {model!r} is also the name the model sees for {clash[0]}")
-    return ToolNameMap(model_by_mcp=model_by_mcp, mcp_by_model={model: mcp for mcp, model in model_by_mcp.items()})
+    mcp_by_model = {model: mcp for mcp, model in model_by_mcp.items()}
+    for mcp in renames:
+        old_name = name_map.to_model(mcp)
+        # The model was never offered the old name: a call to it is a call to an unknown tool, not to the real one.
+        mcp_by_model.setdefault(old_name, f"{old_name} (renamed to {renames[mcp]}; not offered)")
+    return ToolNameMap(model_by_mcp=model_by_mcp, mcp_by_model=mcp_by_model)
 
 
 def to_openai_tools(mcp_tools: Sequence[Mapping[str, Any]], overrides: Mapping[str, ToolOverride] | None = None) -> tuple[list[dict[str, Any]], ToolNameMap]:
