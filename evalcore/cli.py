@@ -133,6 +133,35 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
         help="raise or lower a golden-file limit (file_bytes, nodes, alias_nodes, depth, prompt_chars, cases; docs/golden.md); repeatable",
     )
 
+    compare = _command(
+        commands,
+        "compare",
+        "did a change help? run a golden set on a baseline and a candidate side by side, or take two stored runs, and test each case's difference exactly",
+    )
+    compare.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML both arms run (default golden/tasks.yaml, here or the bundled one)")
+    compare.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings both arms run (default sim/lexical)")
+    compare_target = compare.add_mutually_exclusive_group()
+    compare_target.add_argument("--server", metavar="NAME", help="baseline: a configured server (reference, the default)")
+    compare_target.add_argument("--url", help="baseline: Streamable HTTP endpoint")
+    compare_target.add_argument("--stdio", metavar="COMMAND", help="baseline: command that starts a stdio server")
+    compare.add_argument("--candidate-url", metavar="URL", help="candidate: another server's Streamable HTTP endpoint")
+    compare.add_argument("--candidate-stdio", metavar="COMMAND", help="candidate: command that starts another stdio server")
+    compare.add_argument(
+        "--candidate-tools",
+        type=Path,
+        metavar="OVERRIDES.yaml",
+        help="candidate: the baseline server, its tools shown to the models rewritten: tools: {TOOL: {description: ..., name: ...}}",
+    )
+    compare.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    compare.add_argument("--runs", type=int, default=10, help="attempts per case, model and arm (default 10)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="level of the tests, after the Benjamini-Hochberg correction (default 0.05)")
+    compare.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    compare.add_argument("--baseline-run", metavar="RUN_ID", help="compare this stored run (with --candidate-run) instead of running new arms")
+    compare.add_argument("--candidate-run", metavar="RUN_ID", help="the stored run to compare with --baseline-run")
+    compare.add_argument("--json", type=Path, metavar="PATH", help="write the comparison as JSON here (docs/compare.schema.json)")
+    compare.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store for both runs and the comparison (default {DEFAULT_DB})")
+    compare.set_defaults(concurrency=8, model_concurrency=4, timeout=60.0)
+
     gate = _command(commands, "gate", "fail when a behaviour report dropped more than --max-drop below a baseline")
     gate.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")
     gate.add_argument("--baseline", default="last-green", metavar="PATH|last-green", help="a baseline report file, or last-green from the store")
@@ -242,6 +271,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evalcore.commands.run import run_behaviour_command
 
         return run_behaviour_command(args)
+    if args.command == "compare":
+        from evalcore.commands.compare import run_compare_command
+
+        return run_compare_command(args)
     if args.command == "gate":
         from evalcore.commands.gate import run_gate_command
 

@@ -160,3 +160,22 @@ def test_readme_examples_run_as_written(name, checkout_dir):
         done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
     assert (checkout_dir / "report.json").is_file() and (checkout_dir / "report.xml").is_file()
+
+
+def test_readme_compare_example_runs_as_written_and_shows_what_it_prints(checkout_dir):
+    """The worked example rewords one reference-server description: the verdict rows and the exit line the README
+    shows are what the command prints, and it exits 0."""
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = str(ROOT)
+    outputs = []
+    for line in _example("compare"):
+        done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+        outputs.append(done.stdout)
+    shown = re.search(r"<!-- readme-example: compare -->.*?```text\n(.*?)```", README, re.S)
+    assert shown, "README lost the compare example's output"
+    printed = [" ".join(line.split()) for line in outputs[-1].splitlines()]
+    for line in shown.group(1).splitlines():
+        if line.strip() and line.strip() != "…":
+            assert " ".join(line.split()) in printed, line
+    assert (checkout_dir / "compare.json").is_file()

@@ -27,7 +27,7 @@ from typing import Any
 from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
-from evalcore.models.tool_format import ToolNameMap, to_openai_tools
+from evalcore.models.tool_format import ToolNameMap, ToolOverride, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.records import LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
@@ -50,8 +50,9 @@ class AgentTools:
     schemas: Mapping[str, object]  # MCP tool name -> its inputSchema, for argument checks on the call
 
     @classmethod
-    def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]]) -> AgentTools:
-        openai_tools, name_map = to_openai_tools(mcp_tools)
+    def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]], overrides: Mapping[str, ToolOverride] | None = None) -> AgentTools:
+        """`overrides` (by MCP tool name) change what the model sees; the calls still go to the real tools."""
+        openai_tools, name_map = to_openai_tools(mcp_tools, overrides)
         return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools})
 
 

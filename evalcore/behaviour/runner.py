@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
@@ -39,6 +39,7 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
+from evalcore.models.tool_format import ToolOverride
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
@@ -77,6 +78,9 @@ class BehaviourConfig:
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of the call a `timeout` fault holds: the fault ends after it
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
+    # What the model sees of some tools instead of what the server lists (by MCP name; `compare --candidate-tools`)
+    tool_overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
+    comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `evalcore compare`: kept out of drift and last-green
 
     @property
     def golden_id(self) -> str:
@@ -255,7 +259,7 @@ async def _execute(
         if config.use_cache
         else {}
     )
-    agent_tools = AgentTools.from_mcp(tools)
+    agent_tools = AgentTools.from_mcp(tools, config.tool_overrides)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
@@ -469,5 +473,7 @@ def _config_json(config: BehaviourConfig) -> dict[str, Any]:
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
         "use_cache": config.use_cache,
+        **({"tool_overrides": {name: asdict(o) for name, o in config.tool_overrides.items()}} if config.tool_overrides else {}),
+        **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
         "started": datetime.now(UTC).isoformat(),
     }

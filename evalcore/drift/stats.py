@@ -28,7 +28,7 @@ N - B_k), with K and N the segment's totals.
   Worsley 1983 ("The power of likelihood ratio and cumulative sum tests for a
   change in a binomial probability", Biometrika 70(2):455-464), with Fisher's
   p_k as the statistic. Integer arithmetic (`math.comb`) throughout, no scipy.
-- `benjamini_hochberg`: q-values for the tests of one night (Benjamini and
+- `benjamini_hochberg` (from `evalcore.scoring.stats`): q-values for the tests of one night (Benjamini and
   Hochberg 1995, "Controlling the false discovery rate: a practical and
   powerful approach to multiple testing", JRSS B 57(1):289-300):
   q_(i) = min_{j >= i} min(1, m · p_(j) / j) over the m p-values in ascending order.
@@ -60,6 +60,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
+
+from evalcore.scoring.stats import benjamini_hochberg, hypergeometric_weights
 
 Direction = Literal["drop", "rise"]
 
@@ -184,19 +186,6 @@ def discrete_bh(p_values: Sequence[float], attainable: Sequence[float], level: f
     return q_values, len(family)
 
 
-def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """BH q-values, in the order given: q_(i) = min_{j >= i} min(1, m · p_(j) / j) (see the module docstring)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    q_values = [1.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        index = order[rank - 1]
-        running = min(running, m * p_values[index] / rank)
-        q_values[index] = min(1.0, running)
-    return q_values
-
-
 def split_log_likelihood(runs: Sequence[Counts], split: int) -> float:
     """ℓ(k): the binomial log-likelihood of the segment with one pass rate before run `split` and another from it on."""
     before = Counts(sum(r.passes for r in runs[:split]), sum(r.attempts for r in runs[:split]))
@@ -228,18 +217,14 @@ def _split_tail(total_passes: int, total_attempts: int, after_attempts: int, aft
 @functools.lru_cache(maxsize=1 << 16)  # the same margins recur on every night and every split of a store's histories
 def _tail_table(total_passes: int, total_attempts: int, after_attempts: int, direction: Direction) -> tuple[tuple[int, ...], int]:
     """Numerators of P(X <= c) ("drop") or P(X >= c) ("rise") for c = 0..after_attempts, X ~ H(N, K, A); and C(N, A)."""
-    failures = total_attempts - total_passes
-    pmf = [
-        math.comb(total_passes, c) * math.comb(failures, after_attempts - c) if c <= total_passes and after_attempts - c <= failures else 0
-        for c in range(after_attempts + 1)
-    ]
+    pmf, denominator = hypergeometric_weights(total_passes, total_attempts, after_attempts)
     table = [0] * (after_attempts + 1)
     running = 0
     indices = range(after_attempts + 1) if direction == "drop" else range(after_attempts, -1, -1)
     for c in indices:
         running += pmf[c]
         table[c] = running
-    return tuple(table), math.comb(total_attempts, after_attempts)
+    return tuple(table), denominator
 
 
 def _prefix_sums(runs: Sequence[Counts]) -> tuple[list[int], list[int]]:

@@ -8,6 +8,10 @@ unicode, any length). A name that fits is kept; one that does not is
 transliterated (NFKD, accents dropped), has other characters replaced by `_`,
 and gets an 8-hex sha256 suffix when it was truncated or collides with
 another tool's name. `ToolNameMap` maps both ways.
+
+A `ToolOverride` (`evalcore compare --candidate-tools`) shows the model a
+tool under another description, or another name, while its calls still go to
+the real tool: the name map carries the rename back.
 """
 
 from __future__ import annotations
@@ -46,6 +50,14 @@ class ToolNameMap:
         return {mcp: model for mcp, model in self.model_by_mcp.items() if mcp != model}
 
 
+@dataclass(frozen=True)
+class ToolOverride:
+    """What the model sees of one server tool instead of what the server lists: a description, a name, or both."""
+
+    description: str | None = None
+    name: str | None = None  # must match MODEL_NAME_PATTERN and differ from every other tool's model-side name
+
+
 def _short_hash(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
 
@@ -80,17 +92,43 @@ def assign_model_names(mcp_names: Sequence[str]) -> ToolNameMap:
     return ToolNameMap(model_by_mcp=model_by_mcp, mcp_by_model={model: mcp for mcp, model in model_by_mcp.items()})
 
 
-def to_openai_tools(mcp_tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], ToolNameMap]:
+def with_overrides(name_map: ToolNameMap, overrides: Mapping[str, ToolOverride]) -> ToolNameMap:
+    """`name_map` with the overrides' new names; ValueError for a name a model cannot take, or one another tool has."""
+    renames = {mcp: override.name for mcp, override in overrides.items() if override.name is not None}
+    if not renames:
+        return name_map
+    model_by_mcp = {**name_map.model_by_mcp, **renames}
+    for mcp, model in renames.items():
+        if not MODEL_NAME_PATTERN.match(model):
+            raise ValueError(f"tool {mcp}: the new name {model!r} must be 1-64 letters, digits, '_' or '-'")
+        clash = sorted(other for other, seen in model_by_mcp.items() if seen == model and other != mcp)
+        if clash:
+            raise ValueError(f"tool {mcp}: the new name {model!r} is also the name the model sees for {clash[0]}")
+    mcp_by_model = {model: mcp for mcp, model in model_by_mcp.items()}
+    for mcp in renames:
+        old_name = name_map.to_model(mcp)
+        # The model was never offered the old name: a call to it is a call to an unknown tool, not to the real one.
+        mcp_by_model.setdefault(old_name, f"{old_name} (renamed to {renames[mcp]}; not offered)")
+    return ToolNameMap(model_by_mcp=model_by_mcp, mcp_by_model=mcp_by_model)
+
+
+def to_openai_tools(mcp_tools: Sequence[Mapping[str, Any]], overrides: Mapping[str, ToolOverride] | None = None) -> tuple[list[dict[str, Any]], ToolNameMap]:
     """`[{"type": "function", "function": {name, description, parameters}}]` and the name map.
 
     A tool without an `inputSchema` (the spec requires one) gets `{"type": "object"}`.
+    `overrides` (by MCP tool name) replace what the model sees of a tool: its description, its name.
     """
-    name_map = assign_model_names([str(tool.get("name", "")) for tool in mcp_tools])
+    overrides = overrides or {}
+    name_map = with_overrides(assign_model_names([str(tool.get("name", "")) for tool in mcp_tools]), overrides)
     converted: list[dict[str, Any]] = []
     for tool in mcp_tools:
         schema = tool.get("inputSchema")
-        function: dict[str, Any] = {"name": name_map.to_model(str(tool.get("name", "")))}
-        if tool.get("description") is not None:
+        mcp_name = str(tool.get("name", ""))
+        function: dict[str, Any] = {"name": name_map.to_model(mcp_name)}
+        override = overrides.get(mcp_name)
+        if override is not None and override.description is not None:
+            function["description"] = override.description
+        elif tool.get("description") is not None:
             function["description"] = str(tool["description"])
         function["parameters"] = copy.deepcopy(dict(schema)) if isinstance(schema, Mapping) else {"type": "object"}
         converted.append({"type": "function", "function": function})

@@ -13,6 +13,7 @@ migration to `MIGRATIONS` (SQL, or a function of the connection) and never edits
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -285,9 +286,26 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
             FROM attempt_scores GROUP BY run_id, model, case_id, attempt
         ) s ON a.run_id = s.run_id AND a.model = s.model AND a.case_id = s.case_id AND a.attempt = s.attempt;
     """,
+    # 10: `evalcore compare`: two behaviour runs of one golden set linked as one comparison (evalcore.compare), with its report.
+    """
+    CREATE TABLE comparisons (
+        comparison_id VARCHAR PRIMARY KEY,
+        created_at TIMESTAMPTZ NOT NULL,
+        baseline_run_id VARCHAR NOT NULL,
+        candidate_run_id VARCHAR NOT NULL,
+        candidate_kind VARCHAR NOT NULL,   -- url | stdio | tools | run
+        candidate VARCHAR NOT NULL,        -- the candidate's target, its overrides file's content, or 'stored run'
+        alpha DOUBLE NOT NULL,
+        failed BOOLEAN NOT NULL,           -- some (model, case) or model significantly worse, or not measured (exit 1)
+        report_json VARCHAR NOT NULL,      -- the comparison's JSON (docs/compare.schema.json)
+        evalcore_version VARCHAR NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
+# Two threads of one process opening a fresh store at once (two runs side by side) would both migrate it and conflict.
+_MIGRATING = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -343,6 +361,11 @@ def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 
 def _migrate(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
+    with _MIGRATING:
+        _migrate_locked(connection, path)
+
+
+def _migrate_locked(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
     connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     row = connection.execute("SELECT max(version) FROM schema_version").fetchone()
     current = row[0] if row and row[0] is not None else 0

@@ -27,6 +27,7 @@ SELECT a.model, a.case_id, r.run_id, r.run_date,
 FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
+  AND json_extract_string(r.config_json, '$.comparison_arm') IS NULL  -- an arm of `evalcore compare` is no night of the history
 GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
 """

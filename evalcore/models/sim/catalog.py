@@ -55,4 +55,4 @@ def sim_reply(name: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[
     if model.kind == "judge":
         return judge_reply(messages, tools)
     assert model.script_path is not None
-    return script_reply(load_script(model.script_path), messages, context)
+    return script_reply(load_script(model.script_path), messages, context, tools)

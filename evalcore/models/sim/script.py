@@ -31,6 +31,12 @@ says what the "model" does for that case at that attempt on that date.
       broken-arguments:
         calls:
           - {name: get_invoice, raw_args: '{"invoice_id": "INV-'}   # verbatim, here malformed JSON
+      weather-london:
+        calls: [{name: get_weather, args: {city: London}}]
+        p_calls: 0.5               # make the calls in this share of attempts; answer `text` at once in the others
+        p_calls_if:                # ... the first rule whose offered tool's description contains the phrase sets the share
+          - {tool: get_weather, contains: "current conditions", p: 0.95}
+    seed: 1                        # the draws' seed (default 0)
     from:                          # behaviour changes from a date on (the run's run_date)
       "2026-11-01":
         defaults: {model_version: sim-script-2026-11}
@@ -48,11 +54,19 @@ emits `calls[k]`, or, once the calls are used up, the final `text` (default
 with that HTTP status, so 429/5xx exercise the retries and 4xx fail at once.
 A case id the script does not name gets no call and the text
 "no script for this case"; without a run date the sim uses today's date.
+
+`p_calls` makes the scripted calls a chance event, as a real model's choice
+is: each attempt draws u in [0, 1) from a hash of (seed, case, attempt, the
+offered tools' names and descriptions) and makes its calls when u < p. The
+draw is deterministic, but any change to the catalog the model sees is a fresh
+draw, as it is for a sampled model; `p_calls_if` ties the share to a
+description, so a reworded description has a known true effect.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,14 +77,16 @@ from typing import Any
 import yaml
 
 from evalcore.errors import ConfigError
+from evalcore.models.sim.lexical import function_of
 from evalcore.models.sim.reply import SimReply, SimToolCall, assistant_turns
 
 UNKNOWN_CASE_TEXT = "no script for this case"
 DEFAULT_TEXT = "Done."
 BUILT_IN_DEFAULTS: Mapping[str, Any] = {"latency_ms": 0, "tokens": {"input": 0, "output": 0}, "model_version": "sim-script"}
 DEFAULT_KEYS = frozenset(BUILT_IN_DEFAULTS)
-CASE_KEYS = frozenset({"calls", "text", "no_call", "parallel", "error", "attempts"}) | DEFAULT_KEYS
-TOP_KEYS = frozenset({"version", "defaults", "cases", "from"})
+CASE_KEYS = frozenset({"calls", "text", "no_call", "parallel", "error", "attempts", "p_calls", "p_calls_if"}) | DEFAULT_KEYS
+TOP_KEYS = frozenset({"version", "defaults", "cases", "from", "seed"})
+RULE_KEYS = frozenset({"tool", "contains", "p"})
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,7 @@ class Script:
     defaults: Mapping[str, Any]
     cases: Mapping[str, Mapping[str, Any]]
     changes: tuple[tuple[date, Mapping[str, Any], Mapping[str, Mapping[str, Any]]], ...]  # (from, defaults, cases), by date
+    seed: int = 0
 
     def entry(self, case_id: str | None, attempt: int, run_date: date) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
         """(defaults, case entry with the attempt override merged) as they stand on `run_date`; None for an unknown case."""
@@ -129,9 +146,29 @@ def _check_calls(path: Path, where: str, calls: Any) -> None:
             raise _fail(path, f"{where}: calls[{index}]", "raw_args must be a string")
 
 
+def _check_share(path: Path, where: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise _fail(path, where, f"a share must be a number from 0 to 1, got {value!r}")
+
+
+def _check_chances(path: Path, where: str, entry: Mapping[str, Any]) -> None:
+    if "p_calls" in entry:
+        _check_share(path, f"{where}: p_calls", entry["p_calls"])
+    rules = entry.get("p_calls_if", [])
+    if not isinstance(rules, list):
+        raise _fail(path, where, "p_calls_if must be a list of {tool, contains, p}")
+    for index, rule in enumerate(rules):
+        rule_where = f"{where}: p_calls_if[{index}]"
+        _check_keys(path, rule_where, rule, RULE_KEYS)
+        if not all(isinstance(rule.get(key), str) for key in ("tool", "contains")) or "p" not in rule:
+            raise _fail(path, rule_where, "needs tool, contains (text) and p: {tool: get_weather, contains: forecast, p: 0.9}")
+        _check_share(path, f"{rule_where}: p", rule["p"])
+
+
 def _check_case(path: Path, case_id: str, entry: Any) -> Mapping[str, Any]:
     where = f"case {case_id!r}"
     case = dict(_check_keys(path, where, entry, CASE_KEYS))
+    _check_chances(path, where, case)
     if "calls" in case:
         _check_calls(path, where, case["calls"])
     attempts: dict[int, Mapping[str, Any]] = {}
@@ -142,6 +179,7 @@ def _check_case(path: Path, case_id: str, entry: Any) -> Mapping[str, Any]:
             raise _fail(path, where, f"attempt key {key!r} is not a number") from None
         attempt_where = f"{where}: attempt {number}"
         checked = _check_keys(path, attempt_where, override, CASE_KEYS - {"attempts"})
+        _check_chances(path, attempt_where, checked)
         if "calls" in checked:
             _check_calls(path, attempt_where, checked["calls"])
         attempts[number] = checked
@@ -177,7 +215,10 @@ def parse_script(path: Path, document: Any) -> Script:
         block_defaults = _check_keys(path, f"from {since}: defaults", checked.get("defaults") or {}, DEFAULT_KEYS)
         changes.append((since, block_defaults, _check_cases(path, f"from {since}", checked.get("cases"))))
     changes.sort(key=lambda change: change[0])
-    return Script(path=path, defaults=defaults, cases=_check_cases(path, "cases", top.get("cases")), changes=tuple(changes))
+    seed = top.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _fail(path, "seed", f"must be a whole number, got {seed!r}")
+    return Script(path=path, defaults=defaults, cases=_check_cases(path, "cases", top.get("cases")), changes=tuple(changes), seed=seed)
 
 
 @functools.lru_cache(maxsize=32)
@@ -217,8 +258,27 @@ def _error(entry: Mapping[str, Any]) -> tuple[int | None, str]:
     return int(error), "scripted failure"
 
 
-def script_reply(script: Script, messages: Sequence[Mapping[str, Any]], context: Mapping[str, Any]) -> SimReply:
-    """What the script says the model does on this turn of this case, attempt and run date."""
+def calls_share(entry: Mapping[str, Any], tools: Sequence[Mapping[str, Any]] | None) -> float:
+    """The share of attempts that make the scripted calls: the first `p_calls_if` rule whose tool is offered with a
+    description containing its phrase, else `p_calls`, else 1."""
+    descriptions = {str(function_of(tool).get("name")): str(function_of(tool).get("description") or "") for tool in tools or ()}
+    for rule in entry.get("p_calls_if") or ():
+        if rule["tool"] in descriptions and rule["contains"].lower() in descriptions[rule["tool"]].lower():
+            return float(rule["p"])
+    return float(entry.get("p_calls", 1.0))
+
+
+def attempt_draw(seed: int, case_id: str, attempt: int, tools: Sequence[Mapping[str, Any]] | None) -> float:
+    """u in [0, 1), fixed by the seed, the case, the attempt and the catalog the model sees (names and descriptions, in order)."""
+    catalog = [(str(function_of(t).get("name")), str(function_of(t).get("description") or "")) for t in tools or ()]
+    digest = hashlib.sha256(json.dumps([seed, case_id, attempt, catalog]).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def script_reply(
+    script: Script, messages: Sequence[Mapping[str, Any]], context: Mapping[str, Any], tools: Sequence[Mapping[str, Any]] | None = None
+) -> SimReply:
+    """What the script says the model does on this turn of this case, attempt and run date, offered these tools."""
     raw_date = context.get("run_date")
     run_date = raw_date if isinstance(raw_date, date) else date.fromisoformat(str(raw_date)) if raw_date else date.today()
     case_id = context.get("case_id")
@@ -238,6 +298,10 @@ def script_reply(script: Script, messages: Sequence[Mapping[str, Any]], context:
         return SimReply(text=None, error_status=status, error_message=message, **common)
     text = str(entry.get("text", DEFAULT_TEXT))
     calls = [] if entry.get("no_call") else _calls(entry)
+    if calls and ("p_calls" in entry or "p_calls_if" in entry):
+        attempt = int(context.get("attempt") or 1)
+        if attempt_draw(script.seed, str(case_id), attempt, tools) >= calls_share(entry, tools):
+            calls = []
     turn = assistant_turns(messages)
     if entry.get("parallel"):
         return SimReply(text=None, tool_calls=tuple(calls), **common) if turn == 0 and calls else SimReply(text=text, **common)

@@ -1,0 +1,168 @@
+"""Command: `python -m evalcore compare` — did my change help? Two arms of one golden set, exact tests, a verdict.
+
+Exit codes: 0 when no (model, case) and no model is significantly worse, 1
+when one is (or an arm scored nothing for it, so it was not measured), 2 on
+usage errors (none or two candidates, an override of a tool the server does
+not list, an unknown stored run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
+
+from evalcore.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalcore.compare.verdicts import Comparison
+
+# litellm reaches the network on import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+CANDIDATES = "--candidate-url, --candidate-stdio or --candidate-tools"
+LIVE_OPTIONS = ("golden", "url", "stdio", "server", "candidate_url", "candidate_stdio", "candidate_tools")
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha must lie strictly between 0 and 1, got {args.alpha}")
+    stored = args.baseline_run is not None or args.candidate_run is not None
+    comparison = _compare_stored(args) if stored else _compare_live(args)
+    from evalcore.compare.render import render_comparison
+    from evalcore.store.comparisons import write_comparison
+
+    report = comparison.to_json()
+    write_comparison(
+        args.db,
+        comparison_id=comparison.comparison_id,
+        baseline_run_id=comparison.baseline_run_id,
+        candidate_run_id=comparison.candidate_run_id,
+        candidate_kind=str(comparison.candidate["kind"]),
+        candidate=json.dumps(comparison.candidate),
+        alpha=comparison.alpha,
+        failed=bool(comparison.failed),
+        report=report,
+    )
+    print(render_comparison(comparison))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 1 if comparison.failed else 0
+
+
+def _compare_stored(args: argparse.Namespace) -> Comparison:
+    if args.baseline_run is None or args.candidate_run is None:
+        raise ConfigError("comparing stored runs needs both --baseline-run and --candidate-run")
+    given = [f"--{name.replace('_', '-')}" for name in LIVE_OPTIONS if getattr(args, name) is not None]
+    if given:
+        raise ConfigError(f"{given[0]} runs a new comparison; it does not combine with --baseline-run and --candidate-run")
+    from evalcore.store.behaviour import load_run
+
+    if args.baseline_run == args.candidate_run:
+        raise ConfigError(f"--baseline-run and --candidate-run are both {args.baseline_run}; compare two different runs")
+    baseline, candidate = load_run(args.db, args.baseline_run), load_run(args.db, args.candidate_run)
+    for run in (baseline, candidate):
+        if run["effective_status"] != "complete":
+            raise ConfigError(f"run {run['run_id']} is {run['effective_status']}, not complete: only finished runs have their metrics stored")
+    if baseline["golden_path"] != candidate["golden_path"]:
+        raise ConfigError(
+            f"run {baseline['run_id']} ran {baseline['golden_path']} and run {candidate['run_id']} ran {candidate['golden_path']}: "
+            "a comparison needs one golden set"
+        )
+    runs = int(baseline["runs"]) if baseline["runs"] == candidate["runs"] else None
+    return _comparison(
+        args, str(baseline["golden_path"]), {"kind": "run", "source": f"stored run {candidate['run_id']}"}, runs, args.baseline_run, args.candidate_run
+    )
+
+
+def _compare_live(args: argparse.Namespace) -> Comparison:
+    candidates = [name for name in ("candidate_url", "candidate_stdio", "candidate_tools") if getattr(args, name) is not None]
+    if len(candidates) != 1:
+        raise ConfigError(f"give exactly one of {CANDIDATES} (got {'none' if not candidates else ' and '.join(candidates).replace('_', '-')})")
+    if args.runs < 1:
+        raise ConfigError("--runs must be at least 1")
+    from evalcore.commands.run import model_specs
+    from evalcore.golden.limits import DEFAULT_LIMITS
+    from evalcore.golden.loader import load_golden_set
+    from evalcore.paths import default_golden_set
+    from evalcore.target import STDIO_HEADERS, Target, parse_headers, resolve_target
+    from evalcore.transport.base import Limits
+
+    if args.header and (args.stdio or args.candidate_stdio):
+        raise ConfigError(STDIO_HEADERS)
+    if args.candidate_url is not None and not args.candidate_url.startswith(("http://", "https://")):
+        raise ConfigError(f"--candidate-url must start with http:// or https://, got {args.candidate_url!r}")
+    headers = parse_headers(args.header)
+    golden_path = args.golden or default_golden_set()
+    load_golden_set(golden_path, limits=DEFAULT_LIMITS)  # a bad golden file is refused before any server starts
+    overrides = {}
+    if args.candidate_tools is not None:
+        from evalcore.compare.overrides import load_overrides
+
+        overrides = load_overrides(args.candidate_tools)
+
+    from evalcore.behaviour.runner import BehaviourConfig
+    from evalcore.commands.progress import Progress
+    from evalcore.compare.arms import Arm, run_arms, server_tool_names
+    from evalcore.models.adapter import start_litellm_import
+    from evalcore.models.preflight import check_models
+
+    start_litellm_import()
+    config = BehaviourConfig(
+        golden_path=golden_path,
+        models=model_specs(args),
+        db_path=args.db,
+        runs=args.runs,
+        concurrency=args.concurrency,
+        limits=Limits(read_timeout=max(30.0, args.timeout)),
+    )
+    check_models(config.models)
+    server = args.server if not (args.url or args.stdio) else None
+    if server is None and not (args.url or args.stdio):
+        server = "reference"
+    with contextlib.ExitStack() as stack:
+        base_target = stack.enter_context(resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers))
+        if args.candidate_tools is not None:
+            from evalcore.compare.overrides import check_overrides
+
+            check_overrides(args.candidate_tools, overrides, asyncio.run(server_tool_names(base_target, config.limits)))
+            shown = {name: {k: v for k, v in asdict(o).items() if v is not None} for name, o in overrides.items()}
+            candidate_target, source = base_target, {"kind": "tools", "source": str(args.candidate_tools), "overrides": shown}
+        elif args.candidate_url is not None:
+            candidate_target, source = Target(url=args.candidate_url, headers=headers), {"kind": "url", "source": args.candidate_url}
+        else:
+            candidate_target, source = Target(stdio=args.candidate_stdio), {"kind": "stdio", "source": args.candidate_stdio}
+        baseline_arm = Arm(replace(config, comparison_arm="baseline"), base_target)
+        candidate_arm = Arm(replace(config, tool_overrides=overrides, comparison_arm="candidate"), candidate_target)
+        baseline_report, candidate_report = asyncio.run(run_arms(baseline_arm, candidate_arm, progress=Progress("comparing")))
+    return _comparison(args, config.golden_id, source, args.runs, baseline_report.run_id, candidate_report.run_id)
+
+
+def _comparison(
+    args: argparse.Namespace, golden_path: str, source: dict[str, Any], runs: int | None, baseline_run_id: str, candidate_run_id: str
+) -> Comparison:
+    from evalcore.compare.verdicts import compare_runs
+    from evalcore.store.behaviour import load_metrics, new_run_id
+
+    metrics = {}
+    for run_id in (baseline_run_id, candidate_run_id):
+        metrics[run_id] = load_metrics(args.db, run_id)
+        if not metrics[run_id]:
+            raise ConfigError(f"run {run_id} has no stored metrics in {args.db} (recorded by an older evalcore?); run it again")
+    return compare_runs(
+        metrics[baseline_run_id],
+        metrics[candidate_run_id],
+        comparison_id=f"cmp-{new_run_id()}",
+        golden_path=golden_path,
+        candidate_source=source,
+        alpha=args.alpha,
+        runs=runs,
+        baseline_run_id=baseline_run_id,
+        candidate_run_id=candidate_run_id,
+    )

@@ -1,0 +1,53 @@
+"""Pure logic: a comparison as the text `evalcore compare` prints: the verdict table, then one line per model."""
+
+from __future__ import annotations
+
+from evalcore.compare.verdicts import ArmCounts, Comparison, Difference
+
+VERDICT_TEXT = {"better": "BETTER", "worse": "WORSE", "no_difference": "no difference", "inconclusive": "INCONCLUSIVE (an arm scored nothing)"}
+
+
+def render_comparison(comparison: Comparison) -> str:
+    candidate = comparison.candidate
+    runs = f"{comparison.runs} runs per arm" if comparison.runs is not None else "runs differ between the arms"
+    lines = [
+        f"comparison {comparison.comparison_id} · {comparison.golden_path} · {runs} · alpha {comparison.alpha:g}",
+        f"  baseline  run {comparison.baseline_run_id}",
+        f"  candidate run {comparison.candidate_run_id} ({candidate.get('kind')}: {candidate.get('source')})",
+        "",
+        f"{'model':<24} {'case':<30} {'baseline':>9} {'candidate':>9} {'delta':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict",
+    ]
+    lines += [_row(d.model, d.case or "", d) for d in comparison.cases]
+    lines += ["", f"{'model (all cases pooled)':<55} {'baseline':>9} {'candidate':>9} {'delta':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict"]
+    lines += [_row(d.model, None, d) for d in comparison.models]
+    counts = {verdict: sum(d.verdict == verdict for d in comparison.cases) for verdict in VERDICT_TEXT}
+    lines += [
+        "",
+        f"cases: {counts['better']} better, {counts['worse']} worse, {counts['no_difference']} no difference, {counts['inconclusive']} inconclusive "
+        "(q: Benjamini-Hochberg across the comparison's cases; errored attempts are not scored)",
+    ]
+    failed = comparison.failed
+    lines.append(f"result: {len(failed)} (model, case) or model worse or not measured: exit 1" if failed else "result: nothing significantly worse: exit 0")
+    return "\n".join(lines)
+
+
+def _row(model: str, case: str | None, difference: Difference) -> str:
+    label = f"{model[:24]:<24} {case[:30]:<30}" if case is not None else f"{model[:55]:<55}"
+    delta = f"{difference.delta:+.2f}" if difference.delta is not None else "—"
+    interval = f"[{difference.ci[0]:+.2f}, {difference.ci[1]:+.2f}]" if difference.ci is not None else "—"
+    p_value, q_value = _probability(difference.p_value), _probability(difference.q_value)
+    verdict = VERDICT_TEXT[difference.verdict]
+    if difference.runs_needed is not None:
+        verdict += f" (~{difference.runs_needed} runs per arm to detect {delta})"
+    return f"{label} {_counts(difference.baseline):>9} {_counts(difference.candidate):>9} {delta:>6}  {interval:<15} {p_value:>7} {q_value:>7}  {verdict}"
+
+
+def _probability(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
+
+
+def _counts(counts: ArmCounts) -> str:
+    text = f"{counts.passed}/{counts.scored}"
+    return text + f"+{counts.errored}e" if counts.errored else text
