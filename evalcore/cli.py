@@ -41,6 +41,31 @@ def _command(commands: argparse._SubParsersAction[_Parser], name: str, summary: 
     return commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
 
 
+def _provider_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The per-provider limits of model calls (`run` and `compare` call providers alike)."""
+    parser.add_argument(
+        "--max-connections",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="model calls in flight at once per provider (openai=4) or per api_base URL; N alone: every provider; repeatable",
+    )
+    parser.add_argument(
+        "--requests-per-minute",
+        action="append",
+        default=[],
+        metavar="[PROVIDER=]N",
+        help="request rate per provider or api_base, a token bucket holding one second's worth; N alone: every provider; repeatable",
+    )
+    parser.add_argument(
+        "--rate-limit-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long one model call may wait out a provider's 429 Retry-After before it is a provider error (default 300)",
+    )
+
+
 def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="Evaluate MCP servers for protocol revision 2026-07-28.")
     parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
@@ -93,27 +118,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
-    run.add_argument(
-        "--max-connections",
-        action="append",
-        default=[],
-        metavar="[PROVIDER=]N",
-        help="model calls in flight at once per provider (openai=4) or per api_base URL; N alone: every provider; repeatable",
-    )
-    run.add_argument(
-        "--requests-per-minute",
-        action="append",
-        default=[],
-        metavar="[PROVIDER=]N",
-        help="request rate per provider or api_base, a token bucket holding one second's worth; N alone: every provider; repeatable",
-    )
-    run.add_argument(
-        "--rate-limit-wait",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="how long one model call may wait out a provider's 429 Retry-After before it is a provider error (default 300)",
-    )
+    _provider_limit_options(run)
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
     run.add_argument(
@@ -156,6 +161,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     compare.add_argument("--runs", type=int, default=10, help="attempts per case, model and arm (default 10)")
     compare.add_argument("--alpha", type=float, default=0.05, help="level of the tests, after the Benjamini-Hochberg correction (default 0.05)")
     compare.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    _provider_limit_options(compare)
     compare.add_argument("--baseline-run", metavar="RUN_ID", help="compare this stored run (with --candidate-run) instead of running new arms")
     compare.add_argument("--candidate-run", metavar="RUN_ID", help="the stored run to compare with --baseline-run")
     compare.add_argument("--json", type=Path, metavar="PATH", help="write the comparison as JSON here (docs/compare.schema.json)")
