@@ -1,19 +1,78 @@
-"""I/O layer: record and read Layer 0 conformance runs."""
+"""I/O layer: record and read Layer 0 conformance runs.
+
+The store knows a suite report only by the fields it writes (`ConformanceRun`, which
+`evalcore.conformance.runner.SuiteReport` has): it imports nothing above the records.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 
-from evalcore.conformance.runner import SuiteReport
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
 
 
-def record_conformance_run(path: Path, report: SuiteReport) -> str:
+class ConformanceCheck(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def spec(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def passes(self) -> int: ...
+    @property
+    def runs(self) -> int: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+
+class ConformanceRun(Protocol):
+    """What a conformance run's record holds, as the store writes it."""
+
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def runs(self) -> int: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def tool_policy(self) -> str: ...
+    @property
+    def server_name(self) -> str | None: ...
+    @property
+    def server_fingerprint(self) -> str | None: ...
+    @property
+    def evalcore_version(self) -> str: ...
+    @property
+    def era(self) -> str | None: ...
+    @property
+    def era_summary(self) -> str | None: ...
+    @property
+    def checks(self) -> Sequence[ConformanceCheck]: ...
+
+
+def record_conformance_run(path: Path, report: ConformanceRun) -> str:
     """Store one suite report in a single transaction; returns its run id."""
     run_id = uuid.uuid4().hex[:12]
     with connect(path) as connection:
