@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalcore.redaction import clip
+
 
 def is_errored(stop_reason: str | None) -> bool:
     """The errored-attempt rule: the model call failed beyond its retries, or the server could not be reached."""
@@ -30,7 +32,7 @@ def incompleteness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     parts = []
     for model, failed in errored.items():
         first = next((str(row["error"]) for row in failed if row.get("error")), "no error text")
-        parts.append(f"{model}: {len(failed)} of {totals[model]} attempts errored (first: {first[:300]})")
+        parts.append(f"{model}: {len(failed)} of {totals[model]} attempts errored (first: {clip(first, 300)})")
     return {"errored": {model: len(failed) for model, failed in errored.items()}, "reason": "; ".join(parts)}
 
 

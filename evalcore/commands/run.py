@@ -15,7 +15,8 @@ from evalcore.golden.limits import DEFAULT_LIMITS
 from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
-from evalcore.target import STDIO_HEADERS, parse_headers
+from evalcore.redaction import register_url_secrets
+from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -49,6 +50,12 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
 
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
+    register_target_secrets(args.url, args.stdio)  # before any message quotes them
+    for option, api_base in (("--api-base", args.api_base), ("--judge-api-base", args.judge_api_base)):
+        if api_base:
+            register_url_secrets(api_base, option)
+    if args.max_steps < 1:
+        raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
     if not 0 < args.fault_timeout <= 120:
@@ -62,6 +69,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if args.header and args.stdio:
         raise ConfigError(STDIO_HEADERS)
     headers = parse_headers(args.header)
+    if args.server_env and not args.stdio:
+        raise ConfigError(STDIO_ENV)
+    server_env = parse_server_env(args.server_env)
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
@@ -87,6 +97,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         use_cache=args.cache,
         judge=judge,
+        max_steps=args.max_steps,
         run_date=run_date,
         max_drop=args.max_drop,
         limits=Limits(read_timeout=max(30.0, args.timeout)),
@@ -97,7 +108,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
-    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
+    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
     from evalcore.commands.drift import drift_of_run, render_run_drift
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, not_applicable, scorer, verdict_score
 
 ID = "execution"
@@ -34,5 +35,5 @@ def execution(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
         return verdict_score(ID, True)
     first = attempt.executions[0]
     detail = first.error or first.error_type or "isError"
-    count = len(attempt.executions)
-    return verdict_score(ID, False, [f"every tool call returned an error ({count} call{'s' if count != 1 else ''}; first: {first.call.name}: {detail[:120]})"])
+    calls = f"{len(attempt.executions)} call{'s' if len(attempt.executions) != 1 else ''}"
+    return verdict_score(ID, False, [f"every tool call returned an error ({calls}; first: {first.call.name}: {clip(detail, 120)})"])
