@@ -3,9 +3,9 @@
 Cases x models x attempts run concurrently (a global limit and a per-model
 limit). Finished attempts go to the store in batches, each batch one
 transaction, so a crash loses only attempts that were never acknowledged.
-A run can be resumed by id; `--cache` reuses stored attempts of an
-unchanged case on an unchanged server and model (the attempt number is part
-of the key, so repeats stay independent samples).
+A run can be resumed by id; `--cache` reuses a stored attempt only when every
+input that can change it is unchanged (`evalcore.behaviour.cache_key`: model
+and parameters, case, attempt number, server, judge, step limit, version).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
+from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
 from evalcore.behaviour.completeness import mark_incomplete
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
@@ -40,6 +42,7 @@ from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict
+from evalcore.redaction import clip
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.errored import is_errored
 from evalcore.scoring.scorers.robustness import robustness_record
@@ -149,14 +152,14 @@ async def _run_behaviour(
                 server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
                 models=[m.name for m in config.models],
                 runs=config.runs,
-                config=_config_json(config),
+                config=_config_json(config, run_inputs(config, golden, fingerprint)),
             )
         try:
             with _fault_proxy(config, golden, target) as proxy:
                 await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=f"{type(exc).__name__}: {exc}"[:500])
+            store.finish_run(config.db_path, run_id, status=status, passed=None, report=None, error=clip(f"{type(exc).__name__}: {exc}", 500))
             raise
         report = finalise_report(config.db_path, run_id, golden, config.models)
         rows = store.load_attempts(config.db_path, run_id)
@@ -237,11 +240,8 @@ async def _execute(
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
     writer = asyncio.create_task(_batch_writer(config, run_id, queue))
-    cached = (
-        store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
-        if config.use_cache
-        else {}
-    )
+    inputs = run_inputs(config, golden, fingerprint)
+    cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
@@ -249,7 +249,7 @@ async def _execute(
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
-        hit = cached.get((item.model.name, item.case_hash, item.attempt))
+        hit = cached.get(attempt_cache_key(item.model, item.case_hash, item.attempt, inputs)) if cached else None
         if hit is not None:
             record = _record_from_cache(item, hit)
         else:
@@ -410,6 +410,22 @@ async def _attempt_record(
     )
 
 
+def run_inputs(config: BehaviourConfig, golden: GoldenSet, fingerprint: str) -> RunInputs:
+    """What this run sets for every attempt, as the cache key reads it."""
+    return RunInputs(fingerprint, config.judge, golden.rubric_text, config.max_steps, config.fault_timeout_s, __version__)
+
+
+def _reusable_attempts(config: BehaviourConfig, fingerprint: str, run_id: str) -> dict[str, dict[str, Any]]:
+    """Stored attempts of other runs on this server and these models, by their cache key (the newest for a key wins)."""
+    rows = store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
+    reusable: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = stored_attempt_key(row, json.loads(row["run_config_json"] or "{}"), fingerprint)
+        if key is not None:
+            reusable[key] = row
+    return reusable
+
+
 def _record_from_cache(item: WorkItem, row: Mapping[str, Any]) -> AttemptRecord:
     score = score_from_row(row)
     calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"]))
@@ -462,9 +478,10 @@ def _server_name(discover: Mapping[str, Any]) -> str | None:
     return f"{info.get('name')} {info.get('version', '')}".strip() if isinstance(info, dict) else None
 
 
-def _config_json(config: BehaviourConfig) -> dict[str, Any]:
-    """What a resume needs; model specs hold names and settings only (keys live in the environment)."""
+def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
+    """What a resume and a later run's cache need; model specs hold names and settings only (keys live in the environment)."""
     return {
+        "cache_inputs": inputs.to_json(),
         "models": [asdict(m) for m in config.models],
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,

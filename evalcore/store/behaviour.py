@@ -218,13 +218,14 @@ def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Stored attempts reusable by a new run: same server fingerprint, model, case content and attempt number."""
+def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> list[dict[str, Any]]:
+    """Stored attempts a new run may reuse (same server fingerprint and model, no error), oldest first, each with its
+    run's config (`run_config_json`), from which the runner recomputes the attempt's cache key."""
     if not path.exists():
-        return {}
+        return []
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
-            f"SELECT {_qualified('a')} FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
+            f"SELECT {_qualified('a')}, r.config_json AS run_config_json FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
             "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL "
             "ORDER BY a.recorded_at",
             [server_fingerprint, list(models), exclude_run],
@@ -238,7 +239,7 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
         )
     for row in rows:
         row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
-    return {(row["model"], row["case_hash"], row["attempt"]): row for row in rows}
+    return rows
 
 
 def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
