@@ -144,19 +144,18 @@ def register_secret(name: str, value: str) -> None:
             _registered[f"{name} token"] = token.strip()
 
 
-# Query parameters whose values are credentials (`?key=`, `?access_token=`, ...), compared lower-case with '-' as '_'.
-CREDENTIAL_PARAMETERS = frozenset(
-    {"key", "token", "api_key", "apikey", "access_token", "secret", "password", "passwd", "auth", "sig", "signature", "client_secret"}
-)
-
-
+# Names (of a query parameter, an option, a variable set on a command line) whose values are credentials, compared
+# lower-case with '-' as '_': these names, and any name ending in `_token`, `_secret`, `_password`, `_api_key`, ...
+# (`x_auth_token`, `client_secret`), but not `max_tokens` or `tokenizer`.
+CREDENTIAL_PARAMETERS = frozenset({"key", "token", "api_key", "apikey", "access_token", "secret", "password", "passwd", "auth", "sig", "signature"})
+_CREDENTIAL_SUFFIX = re.compile(r"(?:^|_)(?:token|secret|password|passwd|api_?key|access_?key|credentials?)$")
 _URL_IN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 
 
 def _is_credential_word(word: str) -> bool:
-    """Whether a parameter or option name (`api_key`, `X-Api-Key`, `--token`) names a credential."""
+    """Whether a parameter, option or variable name (`api_key`, `X-Auth-Token`, `--token`, `GITHUB_TOKEN`) names a credential."""
     normal = word.strip().lstrip("-").lower().replace("-", "_")
-    return bool(normal) and (normal in CREDENTIAL_PARAMETERS or is_secret_name(normal.upper()))
+    return normal in CREDENTIAL_PARAMETERS or bool(_CREDENTIAL_SUFFIX.search(normal))
 
 
 def url_secrets(url: str, label: str) -> dict[str, str]:
@@ -179,7 +178,8 @@ def url_secrets(url: str, label: str) -> dict[str, str]:
 
 def command_secrets(argv: Iterable[str], label: str) -> dict[str, str]:
     """name -> value of the credentials in a command line: `--api-key X`, `--token=X`, `NAME=value` assignments whose
-    name is a credential variable's (`env OPENAI_API_KEY=... server`), and those of any URL among its arguments."""
+    name is a credential variable's (`env OPENAI_API_KEY=... server`, as `environment_secrets` reads names), and those
+    of any URL among its arguments."""
     found: dict[str, str] = {}
     words = list(argv)
     for index, word in enumerate(words):
@@ -189,7 +189,7 @@ def command_secrets(argv: Iterable[str], label: str) -> dict[str, str]:
                 found[f"{label} {option}"] = value
             elif index + 1 < len(words) and not words[index + 1].startswith("-"):
                 found[f"{label} {option}"] = words[index + 1]
-        elif equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", option) and _is_credential_word(option):
+        elif equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", option) and (_is_credential_word(option) or is_secret_name(option)):
             found[f"{label} {option}"] = value
         for url in _URL_IN_WORD.findall(word):
             found.update(url_secrets(url, label))

@@ -442,9 +442,11 @@ def test_credentials_in_urls_and_commands_are_found_by_name() -> None:
     }
     assert url_secrets("http://127.0.0.1:8000/mcp?page=2", "--url") == {}
     argv = ["env", "GITHUB_TOKEN=ghp-1234567", "DEBUG=1", "node", "server.js", "--api-key", "k-1234567", "--token=t-1234567", "--port", "8080"]
-    argv += ["--upstream", "https://api.example/v1?apikey=u-1234567"]
+    argv += ["--upstream", "https://api.example/v1?apikey=u-1234567&max_tokens=100000", "--max-tokens", "100000", "--tokenizer", "bert-base-uncased"]
+    argv += ["AWS_SECRET_ACCESS_KEY=aws-1234567"]
     assert command_secrets(argv, "--stdio") == {
         "--stdio GITHUB_TOKEN": "ghp-1234567",
+        "--stdio AWS_SECRET_ACCESS_KEY": "aws-1234567",
         "--stdio --api-key": "k-1234567",
         "--stdio --token": "t-1234567",
         "--stdio apikey": "u-1234567",
