@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalcore.errors import ConfigError
-from evalcore.redaction import register_command_secrets, register_secret, register_url_secrets
+from evalcore.redaction import clip, register_command_secrets, register_secret, register_url_secrets
 from evalcore.transport.base import Limits, Transport
 from evalcore.transport.http import HttpTransport
 from evalcore.transport.stdio import StdioTransport
@@ -45,7 +45,8 @@ def parse_header(text: str, environ: Mapping[str, str] | None = None) -> tuple[s
     env = os.environ if environ is None else environ
     match = _HEADER_LINE.match(text.strip())
     if match is None:
-        raise ConfigError(f"--header {text.split(':')[0][:40]!r}...: expected 'Name: value', as curl -H takes it")
+        name = (text.split(":")[0].split() or [""])[0]  # its first word only: the rest may be the credential
+        raise ConfigError(f"--header {clip(name, 40)!r}...: expected 'Name: value', as curl -H takes it")
     name, value = match["name"], match["value"].strip()
     if name.lower() in MANAGED_HEADERS or name.lower().startswith("mcp-"):
         raise ConfigError(f"--header {name}: evalcore sets this header itself on each request (and conformance checks vary it)")

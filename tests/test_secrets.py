@@ -540,3 +540,9 @@ def test_server_env_and_max_steps_are_refused_in_one_line(argv: list[str], messa
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_header_without_its_colon_is_refused_without_quoting_its_value() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_headers(["Authorization Bearer tok-unregistered-123"], {})
+    assert "'Authorization'" in str(refused.value) and "tok-unregistered-123" not in str(refused.value)
