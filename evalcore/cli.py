@@ -29,6 +29,12 @@ HEADER_HELP = (
 )
 
 
+SERVER_ENV_HELP = (
+    "pass this variable of evalcore's environment to the stdio server (repeatable); the server gets only PATH, HOME, "
+    "TMPDIR, the locale and these, never a provider key"
+)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with one line instead of a usage dump."""
 
@@ -77,6 +83,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
     target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")
     conformance.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    conformance.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     conformance.add_argument("--runs", type=int, default=5, help="runs per check; a check passes only at runs/runs (default 5)")
     conformance.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
     conformance.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
@@ -105,6 +112,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run_target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
     run_target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
     run.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    run.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     run.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     run.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
     run.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"DuckDB store (default {DEFAULT_DB})")
@@ -118,6 +126,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
     run.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     run.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    run.add_argument("--max-steps", type=int, default=8, metavar="N", help="model turns an attempt may take before it stops at the step limit (default 8)")
     _provider_limit_options(run)
     run.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
     run.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")

@@ -20,6 +20,7 @@ from evalcore import __version__
 from evalcore.protocol import constants as c
 from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers, subscription_id
 from evalcore.protocol.tracecontext import request_trace_context
+from evalcore.redaction import clip
 from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, Transport, WireFailure, WireResponse
 
 CLIENT_INFO = {"name": "evalcore", "version": __version__}
@@ -71,9 +72,9 @@ class Exchange:
         """The server's own words when no usable response came: a JSON-RPC error under any id, else its first body bytes."""
         error = next((m["error"] for m in self.wire.messages if isinstance(m.get("error"), dict)), None)
         if isinstance(error, dict):
-            return f"error {error.get('code')} {str(error.get('message', ''))[:100]!r}"
+            return f"error {error.get('code')} {clip(str(error.get('message', '')), 100)!r}"
         body = self.wire.body.strip()
-        return repr(body[:80].decode("utf-8", "replace")) if body and not self.wire.messages else ""
+        return repr(clip(body.decode("utf-8", "replace"), 80)) if body and not self.wire.messages else ""
 
     def describe(self) -> str:
         """A one-line account of what came back, for check details."""
@@ -86,7 +87,7 @@ class Exchange:
             if said:
                 parts.append(f"(the server said {said})")
         elif self.error is not None:
-            parts.append(f"error {self.error_code} {str(self.error.get('message', ''))[:100]!r}")
+            parts.append(f"error {self.error_code} {clip(str(self.error.get('message', '')), 100)!r}")
         elif self.result is not None:
             parts.append("result")
         elif not self.wire.body:

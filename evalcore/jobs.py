@@ -26,6 +26,7 @@ from typing import Any
 from evalcore.errors import ConfigError
 from evalcore.paths import SOURCE_ROOT, bundled
 from evalcore.processes import LIFELINE_FD_VARIABLE, OWNER_VARIABLE, process_exists
+from evalcore.redaction import clip
 from evalcore.store.behaviour import load_run, new_run_id
 from evalcore.target import CONFIGURED_SERVERS
 
@@ -258,4 +259,4 @@ def _last_line(log: Path) -> str | None:
         lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
     except OSError:
         return None
-    return lines[-1][:300] if lines else None
+    return clip(lines[-1], 300) if lines else None

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalcore.redaction import clip
+
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
@@ -52,7 +54,7 @@ class Finding:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.pattern_name} -> {self.replacement}\n    {self.text.strip()[:120]}"
+        return f"{self.path}:{self.line}: {self.pattern_name} -> {self.replacement}\n    {clip(self.text.strip(), 120)}"
 
 
 def scan_text(text: str, path: Path) -> list[Finding]:

@@ -24,6 +24,7 @@ from evalcore.client import Exchange, McpClient
 from evalcore.protocol.envelope import param_headers
 from evalcore.protocol.input_requests import InputRequestProblem, is_input_required, parse_input_required, retry_params
 from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, InputRound
+from evalcore.redaction import clip
 from evalcore.redaction import current as current_redactor
 from evalcore.transport.base import RequestId
 
@@ -91,7 +92,7 @@ async def request_with_input(
                 exchange,
                 tuple(rounds),
                 ids,
-                f"the server still answered input_required after {max_rounds} rounds (last asked: {what[:300]}); "
+                f"the server still answered input_required after {max_rounds} rounds (last asked: {clip(what, 300)}); "
                 "it may be ignoring inputResponses or requestState",
                 "mrtr_loop",
             )

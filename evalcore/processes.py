@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalcore.redaction import clip
+
 LIFELINE_FD_VARIABLE = "EVALCORE_LIFELINE_FD"
 OWNER_VARIABLE = "EVALCORE_OWNER_PID"
 PR_SET_PDEATHSIG = 1
@@ -182,7 +184,7 @@ def leftovers(proc: Path = Path("/proc")) -> list[Leftover]:
         owner = next((item[len(marker) :] for item in environ.split(b"\0") if item.startswith(marker)), None)
         if owner is None or not owner.isdigit() or process_exists(int(owner)):
             continue
-        found.append(Leftover(int(entry.name), int(owner), command[:200]))
+        found.append(Leftover(int(entry.name), int(owner), clip(command, 200)))
     return sorted(found, key=lambda leftover: leftover.pid)
 
 

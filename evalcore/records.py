@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, TypeVar, cast
 
-from evalcore.redaction import redact
+from evalcore.redaction import clip, redact
 from evalcore.taxonomy import ErrorKind
 
 SCHEMA_VERSION: Final = 1  # of every record's JSON below; bump it with any change a reader would notice
@@ -101,7 +101,7 @@ class InputRequest:
     def summary(self) -> str:
         """A one-line account of what is asked, for transcripts and error messages."""
         if self.method == "elicitation/create":
-            return f"{self.elicitation_mode} elicitation: {str(self.params.get('message', ''))[:200]}"
+            return f"{self.elicitation_mode} elicitation: {clip(str(self.params.get('message', '')), 200)}"
         if self.method == "sampling/createMessage":
             return f"sampling ({len(self.params.get('messages') or [])} messages, maxTokens {self.params.get('maxTokens')})"
         return "roots/list"

@@ -2,8 +2,10 @@
 
 The secrets are the values of credential variables in the environment (each
 `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ... that litellm and the
-provider SDKs read) plus values registered at run time (a `--header` value
-sent to the server under test). A `Redactor` replaces each one by
+provider SDKs read) plus values registered at run time: a `--header` value
+sent to the server under test, and the credentials written into a URL
+(`register_url_secrets`: `--url`, `--api-base`) or a command line
+(`register_command_secrets`: `--stdio`). A `Redactor` replaces each one by
 `[redacted:NAME]` in text, in whatever form it took on the way:
 
 - verbatim (so also `Bearer <key>`, `token=<key>`);
@@ -22,6 +24,9 @@ One process-wide redactor (`current()`) is applied where data leaves the process
   and config, error text, and the conformance rows), the span exporter, and a
   command's stdout/stderr (also a background job's log). Exports and pages read
   the store, so they only ever see redacted text.
+
+Text is cut (an error message, a tool result shown to a model) only through `clip`, which redacts first: a cut
+inside a key leaves a prefix that no redactor downstream could recognise.
 """
 
 from __future__ import annotations
@@ -139,6 +144,70 @@ def register_secret(name: str, value: str) -> None:
             _registered[f"{name} token"] = token.strip()
 
 
+# Names (of a query parameter, an option, a variable set on a command line) whose values are credentials, compared
+# lower-case with '-' as '_': these names, and any name ending in `_token`, `_secret`, `_password`, `_api_key`, ...
+# (`x_auth_token`, `client_secret`), but not `max_tokens` or `tokenizer`.
+CREDENTIAL_PARAMETERS = frozenset({"key", "token", "api_key", "apikey", "access_token", "secret", "password", "passwd", "auth", "sig", "signature"})
+_CREDENTIAL_SUFFIX = re.compile(r"(?:^|_)(?:token|secret|password|passwd|api_?key|access_?key|credentials?)$")
+_URL_IN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def _is_credential_word(word: str) -> bool:
+    """Whether a parameter, option or variable name (`api_key`, `X-Auth-Token`, `--token`, `GITHUB_TOKEN`) names a credential."""
+    normal = word.strip().lstrip("-").lower().replace("-", "_")
+    return normal in CREDENTIAL_PARAMETERS or bool(_CREDENTIAL_SUFFIX.search(normal))
+
+
+def url_secrets(url: str, label: str) -> dict[str, str]:
+    """name -> value of the credentials written into `url`: its userinfo (user and password) and credential query parameters."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=False)
+    except ValueError:  # a malformed URL is refused where it is used; it holds nothing we can name
+        return {}
+    found: dict[str, str] = {}
+    if parts.password:
+        found[f"{label} password"] = urllib.parse.unquote(parts.password)
+    if parts.username:
+        found[f"{label} user"] = urllib.parse.unquote(parts.username)
+    for name, value in pairs:
+        if _is_credential_word(name):
+            found[f"{label} {name}"] = value
+    return found
+
+
+def command_secrets(argv: Iterable[str], label: str) -> dict[str, str]:
+    """name -> value of the credentials in a command line: `--api-key X`, `--token=X`, `NAME=value` assignments whose
+    name is a credential variable's (`env OPENAI_API_KEY=... server`, as `environment_secrets` reads names), and those
+    of any URL among its arguments."""
+    found: dict[str, str] = {}
+    words = list(argv)
+    for index, word in enumerate(words):
+        option, equals, value = word.partition("=")
+        if option.startswith("-") and _is_credential_word(option):
+            if equals:
+                found[f"{label} {option}"] = value
+            elif index + 1 < len(words) and not words[index + 1].startswith("-"):
+                found[f"{label} {option}"] = words[index + 1]
+        elif equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", option) and (_is_credential_word(option) or is_secret_name(option)):
+            found[f"{label} {option}"] = value
+        for url in _URL_IN_WORD.findall(word):
+            found.update(url_secrets(url, label))
+    return found
+
+
+def register_url_secrets(url: str, label: str) -> None:
+    """Treat the credentials written into `url` (`url_secrets`) as secrets from now on."""
+    for name, value in url_secrets(url, label).items():
+        register_secret(name, value)
+
+
+def register_command_secrets(argv: Iterable[str], label: str) -> None:
+    """Treat the credentials in a command line (`command_secrets`) as secrets from now on."""
+    for name, value in command_secrets(argv, label).items():
+        register_secret(name, value)
+
+
 def current() -> Redactor:
     """The redactor for this process's environment and registered secrets, rebuilt only when they changed."""
     global _current
@@ -153,6 +222,20 @@ def current() -> Redactor:
 def redact(value: Any) -> Any:
     """`value` with every secret this process knows removed (see `Redactor.value`)."""
     return current().value(value)
+
+
+CUT_MARK = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` with every known secret redacted, then cut to at most `limit` characters, the cut marked by `CUT_MARK`.
+
+    The one way evalcore shortens text that may hold a secret: redacting after the cut would miss a key cut in two.
+    """
+    redacted = current().text(text)
+    if len(redacted) <= limit:
+        return redacted
+    return redacted[: max(0, limit - len(CUT_MARK))] + CUT_MARK
 
 
 def without_secrets(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:

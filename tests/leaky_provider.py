@@ -5,6 +5,8 @@ The key it got (from `Authorization: Bearer <key>`) comes back in many encodings
 - in `model` and `system_fingerprint` of every answer (the model version evalcore records);
 - a prompt containing LEAK-TOOL: a tool call whose arguments carry the key, then an answer quoting it;
 - LEAK-ERROR: HTTP 400 whose error body quotes it;
+- LEAK-CUT:N: HTTP 400 whose message is N characters of padding and then the key, many times over with nothing
+  between (wherever a cut of that message falls, it falls inside a copy of the key);
 - anything else: an answer quoting it;
 - a judge request (the judge's system prompt): a verdict whose reason quotes it.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -50,6 +53,10 @@ class _Leaky(BaseHTTPRequestHandler):
         system = next((str(m.get("content")) for m in messages if m.get("role") == "system"), "")
         prompt = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
         leak = _leak_text(key)
+        cut = re.search(r"LEAK-CUT:(\d+)", prompt)
+        if cut:
+            self._send(400, {"error": {"message": "x" * int(cut[1]) + key * 40, "type": "invalid_request_error"}})
+            return
         if "LEAK-ERROR" in prompt:
             self._send(400, {"error": {"message": f"bad request from {leak}", "type": "invalid_request_error", "param": key}})
             return

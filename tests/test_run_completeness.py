@@ -60,6 +60,20 @@ def test_the_judge_is_checked_too(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err.strip() == "error: openai/gpt-4o-mini: OPENAI_API_KEY is not set"
 
 
+def test_openai_with_a_local_api_base_and_no_key_is_told_what_a_local_server_takes(tmp_path, capsys, monkeypatch):
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    port = _closed_port()
+    argv = ["run", "--models", "openai/qwen2.5-0.5b-instruct", "--api-base", f"http://127.0.0.1:{port}/v1", "--db", str(tmp_path / "e.duckdb")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: openai/qwen2.5-0.5b-instruct: OPENAI_API_KEY is not set (a local OpenAI-compatible server at --api-base takes "
+        "hosted_vllm/qwen2.5-0.5b-instruct, which needs no key; or set OPENAI_API_KEY to any dummy value)"
+    ]
+    assert main(["run", "--models", "openai/gpt-4o-mini", "--db", str(tmp_path / "e.duckdb")]) == 2  # no --api-base: no hint
+    assert capsys.readouterr().err.strip() == "error: openai/gpt-4o-mini: OPENAI_API_KEY is not set"
+
+
 @pytest.fixture(scope="module")
 def incomplete_run(tmp_path_factory, reference_url):
     """A run in which one case's every attempt failed at the provider (401): the report, the store, the summary."""

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import urllib.parse
@@ -18,7 +19,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from evalcore.behaviour.agent import execute_tool
+from evalcore.behaviour.agent import MAX_TOOL_RESULT_CHARS, execute_tool, tool_result_text
 from evalcore.cli import main as cli_main
 from evalcore.client import McpClient
 from evalcore.conformance.report import junit_xml
@@ -26,6 +27,8 @@ from evalcore.conformance.report import to_json as conformance_json
 from evalcore.conformance.runner import CheckReport, SuiteReport
 from evalcore.errors import ConfigError
 from evalcore.golden.model import GoldenCase
+from evalcore.models.adapter import describe_error
+from evalcore.models.judge_prompt import parse_verdict
 from evalcore.models.types import ToolCall
 from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.records import (
@@ -43,10 +46,10 @@ from evalcore.records import (
     ToolExecution,
     Transcript,
 )
-from evalcore.redaction import Redactor, environment_secrets, register_secret, without_secrets
+from evalcore.redaction import CUT_MARK, Redactor, clip, command_secrets, environment_secrets, register_secret, url_secrets, without_secrets
 from evalcore.scoring.attempt import score_attempt
 from evalcore.store.queries import AttemptFilters, attempts_export
-from evalcore.target import Target, parse_headers
+from evalcore.target import Target, parse_headers, parse_server_env
 from evalcore.telemetry.setup import run_tracer, tracing
 from evalcore.transport.base import Limits
 from evalcore.transport.stdio import StdioTransport
@@ -378,3 +381,174 @@ def test_a_header_goes_on_every_request_and_its_value_never_persists(echo_auth_s
     channels = {"store (every text column)": store_text, "stdout and stderr": checked.stdout + checked.stderr + ran.stdout + ran.stderr, "CSV export": exports}
     files = {str(path.relative_to(tmp_path)): path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     _forms_absent(token, channels, files)
+
+
+# --- redact first, then cut ---------------------------------------------------------------------------
+
+CUT_KEY = "zq9-CUTKEY/0123456789+abcdefghij"  # its first characters appear nowhere else
+
+
+def test_clip_redacts_before_it_cuts_so_no_prefix_of_a_key_survives(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CUT_KEY)
+    for limit in range(15, 40):  # every cut from before the key to past its end
+        clipped = clip("error: " + CUT_KEY + " and more text after it", limit)
+        assert len(clipped) <= limit and clipped.endswith(CUT_MARK)
+        assert CUT_KEY[:3] not in clipped, limit
+    assert clip("short", 10) == "short"
+    assert clip(f"k={CUT_KEY}", 100) == "k=[redacted:OPENAI_API_KEY]"
+
+
+def test_every_cut_of_model_and_server_text_redacts_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CUT_KEY)
+    assert CUT_KEY[:3] not in describe_error(RuntimeError("x" * 280 + CUT_KEY))  # the model error cut at 300
+    result = {"content": [{"type": "text", "text": "y" * (MAX_TOOL_RESULT_CHARS - 10) + CUT_KEY}]}
+    shown = tool_result_text(ToolExecution(ToolCall("c", "t", {}), result, None, False, 1.0))  # what the model is shown
+    assert CUT_KEY[:3] not in shown and shown.endswith(CUT_MARK)
+    verdict = parse_verdict("z" * 190 + CUT_KEY, "sim/judge")  # an unreadable judge reply, quoted
+    assert CUT_KEY[:3] not in verdict.reason
+
+
+def test_a_provider_error_cut_inside_the_key_leaves_no_prefix_in_the_store_or_the_report(tmp_path: Path) -> None:
+    # Each case's provider error is padding, then the key 40 times over: every cut of it (the error's 300
+    # characters, the report's 300) falls inside a copy. Two paddings half a key apart: a cut that falls
+    # within the key's first 3 characters in one falls well inside it in the other.
+    offsets = (0, len(CUT_KEY) // 2)
+    cases = "".join(
+        f'  - id: cut-{n}\n    prompt: "LEAK-CUT:{n} find the refund policy."\n    expect_tool: search_knowledge_base\n    kind: soft\n' for n in offsets
+    )
+    (tmp_path / "golden.yaml").write_text("cases:\n" + cases, encoding="utf-8")
+    db, report = tmp_path / "evals.duckdb", tmp_path / "report.json"
+    with leaky_provider() as api_base:
+        env = {**os.environ, "OPENAI_API_KEY": CUT_KEY, "PYTHONPATH": str(ROOT)}
+        command = [
+            sys.executable, "-m", "evalcore", "run", "--golden", str(tmp_path / "golden.yaml"), "--models", "openai/leaky",
+            "--api-base", api_base, "--runs", "1", "--db", str(db), "--out", str(report),
+        ]  # fmt: skip
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr  # every attempt errored: the run is incomplete
+    store_text, report_text = _all_text(db), report.read_text(encoding="utf-8")
+    errors = [row[0] for row in duckdb.connect(str(db), read_only=True).execute("SELECT error FROM behaviour_attempts").fetchall()]
+    assert len(errors) == 2 and all("[redacted:OPENAI_API_KEY]" in error and error.endswith(CUT_MARK) for error in errors)
+    assert "[redacted:OPENAI_API_KEY]" in report_text
+    for channel, text in {"store": store_text, "report": report_text, "output": done.stdout + done.stderr}.items():
+        assert CUT_KEY[:3] not in text, f"a prefix of the key is in the {channel}"
+
+
+# --- credentials written into the target and the endpoints -------------------------------------------
+
+
+def test_credentials_in_urls_and_commands_are_found_by_name() -> None:
+    url = "https://me:pa%24%24word99@mcp.example/mcp?region=eu&token=tok-1234567&API_KEY=ak-1234567&x-auth-token=hdr-1234567"
+    assert url_secrets(url, "--url") == {
+        "--url password": "pa$$word99",
+        "--url user": "me",
+        "--url token": "tok-1234567",
+        "--url API_KEY": "ak-1234567",
+        "--url x-auth-token": "hdr-1234567",
+    }
+    assert url_secrets("http://127.0.0.1:8000/mcp?page=2", "--url") == {}
+    argv = ["env", "GITHUB_TOKEN=ghp-1234567", "DEBUG=1", "node", "server.js", "--api-key", "k-1234567", "--token=t-1234567", "--port", "8080"]
+    argv += ["--upstream", "https://api.example/v1?apikey=u-1234567&max_tokens=100000", "--max-tokens", "100000", "--tokenizer", "bert-base-uncased"]
+    argv += ["AWS_SECRET_ACCESS_KEY=aws-1234567"]
+    assert command_secrets(argv, "--stdio") == {
+        "--stdio GITHUB_TOKEN": "ghp-1234567",
+        "--stdio AWS_SECRET_ACCESS_KEY": "aws-1234567",
+        "--stdio --api-key": "k-1234567",
+        "--stdio --token": "t-1234567",
+        "--stdio apikey": "u-1234567",
+    }
+
+
+def test_a_credential_in_the_api_base_is_redacted_from_what_the_run_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from evalcore import redaction
+
+    monkeypatch.setattr(redaction, "_registered", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "any-dummy-key")
+    api_base = "http://proxyuser:proxy-pass-123@127.0.0.1:9/v1?key=base-key-123"
+    assert cli_main(["run", "--models", "openai/m", "--api-base", api_base, "--db", str(tmp_path / "evals.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach" in err and "[redacted:--api-base password]" in err
+    assert "proxy-pass-123" not in err and "base-key-123" not in err
+
+
+def test_a_token_in_the_url_or_the_stdio_command_is_never_stored(reference_url: str, tmp_path: Path) -> None:
+    token, service_token = "url-token-7d1e2f", "svc-token-9a8b7c"
+    url = f"{reference_url}?token={token}"
+    stdio = f"env SERVICE_TOKEN={service_token} {sys.executable} -m evalcore.demo_server --stdio"
+    (tmp_path / "golden.yaml").write_text('cases:\n  - id: hello\n    prompt: "Say hello."\n    expect_tool: null\n    kind: soft\n', encoding="utf-8")
+    db = tmp_path / "evals.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    conformance = [sys.executable, "-m", "evalcore", "conformance", "--url", url, "--runs", "1", "--db", str(db), "--json", str(tmp_path / "c.json")]
+    checked = subprocess.run(conformance, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    outputs = checked.stdout + checked.stderr
+    for target in (["--url", url], ["--stdio", stdio]):
+        run = [sys.executable, "-m", "evalcore", "run", *target, "--golden", str(tmp_path / "golden.yaml"), "--models", "sim/lexical", "--runs", "1"]
+        ran = subprocess.run([*run, "--db", str(db), "--out", str(tmp_path / "r.json")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert ran.returncode in (0, 1), ran.stderr
+        outputs += ran.stdout + ran.stderr
+    assert checked.returncode in (0, 1), checked.stderr
+    store_text = _all_text(db)
+    assert "?token=[redacted:--url token]" in store_text and "SERVICE_TOKEN=[redacted:--stdio SERVICE_TOKEN]" in store_text
+    channels = {"store": store_text, "conformance JSON": (tmp_path / "c.json").read_text(encoding="utf-8"), "output": outputs}
+    channels["report"] = (tmp_path / "r.json").read_text(encoding="utf-8")
+    for channel, text in channels.items():
+        assert token not in text and service_token not in text, channel
+
+
+# --- the environment of a stdio server under test -----------------------------------------------------
+
+_DUMP_ENVIRONMENT = "import json, os, sys; sys.stdin.readline(); print(json.dumps({'jsonrpc': '2.0', 'id': 1, 'result': dict(os.environ)}), flush=True)"
+
+
+def _server_environment(target: Target) -> dict[str, str]:
+    async def go() -> dict[str, str]:
+        transport = target.open(Limits(read_timeout=30.0))
+        try:
+            wire = await transport.send(b'{"jsonrpc": "2.0", "id": 1, "method": "env"}', headers={}, expect_id=1)
+        finally:
+            await transport.aclose()
+        assert wire.response is not None, wire.failure
+        return dict(wire.response["result"])
+
+    return asyncio.run(go())
+
+
+def test_a_stdio_server_gets_a_minimal_environment_and_what_server_env_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-1234567890")
+    monkeypatch.setenv("SOME_SETTING_OF_OURS", "not for the server")
+    monkeypatch.setenv("SERVER_REGION", "eu-west")
+    monkeypatch.setenv("LC_TIME", "C")
+    command = f"{sys.executable} -c {shlex.quote(_DUMP_ENVIRONMENT)}"
+    given = _server_environment(Target(stdio=command, server_env=parse_server_env(["SERVER_REGION"])))
+    assert given["SERVER_REGION"] == "eu-west" and given["LC_TIME"] == "C" and given["PATH"] == os.environ["PATH"]
+    lifeline = {"EVALCORE_LIFELINE_FD", "EVALCORE_OWNER_PID"}
+    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "SERVER_REGION", *lifeline}
+    assert {name for name in given if name not in allowed and not name.startswith("LC_")} <= {"LC_CTYPE"}  # the interpreter may set LC_CTYPE
+    assert PLANTED not in json.dumps(given) and "sk-ant-1234567890" not in json.dumps(given)
+    bare = _server_environment(Target(stdio=command))
+    assert "SERVER_REGION" not in bare and "OPENAI_API_KEY" not in bare
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["conformance", "--url", "http://127.0.0.1:9/mcp", "--server-env", "HOME"], "--server-env is passed to a stdio server only"),
+        (["run", "--server", "reference", "--server-env", "HOME"], "--server-env is passed to a stdio server only"),
+        (["conformance", "--stdio", "python -m x", "--server-env", "NOT_SET_ANYWHERE_42"], "NOT_SET_ANYWHERE_42: the variable is not set"),
+        (["conformance", "--stdio", "python -m x", "--server-env", "A=b"], "give a variable's name only"),
+        (["run", "--stdio", "python -m x", "--max-steps", "0"], "--max-steps must be at least 1, got 0"),
+    ],
+)
+def test_server_env_and_max_steps_are_refused_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_header_without_its_colon_is_refused_without_quoting_its_value() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_headers(["Authorization Bearer tok-unregistered-123"], {})
+    assert "'Authorization'" in str(refused.value) and "tok-unregistered-123" not in str(refused.value)

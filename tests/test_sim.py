@@ -126,7 +126,7 @@ def test_lexical_reply_summarises_a_tool_result_and_stops() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "x" * 400},
     ]
     reply = lexical_reply(messages, TOOLS)
-    assert reply.tool_calls == () and reply.text == "Here is what getWeather returned: " + "x" * 300
+    assert reply.tool_calls == () and reply.text == "Here is what getWeather returned: " + "x" * 299 + "…"
     failed = lexical_reply([*messages[:2], {"role": "tool", "tool_call_id": "c1", "content": "Error: no station"}], TOOLS)
     assert failed.text == "The tool getWeather reported a problem: Error: no station"
 

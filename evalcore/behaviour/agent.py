@@ -31,6 +31,7 @@ from evalcore.models.tool_format import ToolNameMap, ToolOverride, to_openai_too
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.records import LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
+from evalcore.redaction import clip
 from evalcore.redaction import current as current_redactor
 from evalcore.telemetry import spans
 from evalcore.users.simulated import SimulatedUser
@@ -173,5 +174,5 @@ def tool_result_text(execution: ToolExecution) -> str:
     text = "\n".join(p for p in parts if p)
     if not text and "structuredContent" in execution.result:
         text = json.dumps(execution.result["structuredContent"])
-    text = text[:MAX_TOOL_RESULT_CHARS]
+    text = clip(text, MAX_TOOL_RESULT_CHARS)
     return f"Error: {text}" if execution.is_error else text

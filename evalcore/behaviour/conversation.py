@@ -20,6 +20,7 @@ from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.types import ModelSpec
 from evalcore.records import StateReading
+from evalcore.redaction import clip
 from evalcore.users.profile import default_profile
 from evalcore.users.simulated import SimulatedUser
 
@@ -83,11 +84,11 @@ def state_verdict(check: StateCheck, result: Mapping[str, Any] | None, failure: 
     actual = select(result, check.path)
     if actual is MISSING_VALUE:
         return StateReading(target, False, None, f"{target}: the path is not in the result")
-    shown = actual if len(repr(actual)) <= MAX_SHOWN_VALUE else repr(actual)[:MAX_SHOWN_VALUE]
+    shown = actual if len(repr(actual)) <= MAX_SHOWN_VALUE else clip(repr(actual), MAX_SHOWN_VALUE)
     if check.has_equals:
         if actual == check.equals:
             return StateReading(target, True, shown, f"{target} is {check.equals!r}")
-        return StateReading(target, False, shown, f"{target}: expected {check.equals!r}, got {repr(actual)[:120]}")
+        return StateReading(target, False, shown, f"{target}: expected {check.equals!r}, got {clip(repr(actual), 120)}")
     mismatch = subset_mismatch(check.subset, actual, check.path)
     if mismatch is None:
         return StateReading(target, True, shown, f"{target} contains the expected values")

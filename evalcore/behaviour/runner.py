@@ -7,9 +7,9 @@ only attempts that were never acknowledged. At the end the runner computes the
 run's metrics once, in memory, builds the typed report, gates it against the
 last green run, and hands the store the finished run (metrics and report) in
 one write. A run can be resumed by id: the attempts it lacks and the errored
-ones are run again. `--cache` reuses stored attempts of an unchanged case on
-an unchanged server and model (the attempt number is part of the key, so
-repeats stay independent samples).
+ones are run again. `--cache` reuses a stored attempt only when every input
+that can change it is unchanged (`evalcore.behaviour.cache_key`: model and
+parameters, case, attempt number, server, judge, step limit, version).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
+from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import build_report
@@ -45,6 +47,7 @@ from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
 from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
+from evalcore.redaction import clip
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
@@ -157,14 +160,14 @@ async def _run_behaviour(
                 server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
                 models=[m.name for m in config.models],
                 runs=config.runs,
-                config=_config_json(config),
+                config=_config_json(config, run_inputs(config, golden, fingerprint)),
             )
         try:
             with _fault_proxy(config, golden, target) as proxy:
                 records = await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-            store.fail_run(config.db_path, run_id, status=status, error=f"{type(exc).__name__}: {exc}")
+            store.fail_run(config.db_path, run_id, status=status, error=clip(f"{type(exc).__name__}: {exc}", 500))
             raise
         return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
@@ -254,11 +257,8 @@ async def _execute(
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
     writer = asyncio.create_task(_batch_writer(config, run_id, queue))
-    cached = (
-        store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
-        if config.use_cache
-        else {}
-    )
+    inputs = run_inputs(config, golden, fingerprint)
+    cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.tool_overrides)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
@@ -267,7 +267,7 @@ async def _execute(
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
-        hit = cached.get((item.model.name, item.case_hash, item.attempt))
+        hit = cached.get(attempt_cache_key(item.model, item.case_hash, item.attempt, inputs)) if cached else None
         if hit is not None:
             record = _record_from_cache(item, hit)
         else:
@@ -437,6 +437,23 @@ async def _attempt_record(
     )
 
 
+def run_inputs(config: BehaviourConfig, golden: GoldenSet, fingerprint: str) -> RunInputs:
+    """What this run sets for every attempt, as the cache key reads it."""
+    return RunInputs(fingerprint, config.judge, golden.rubric_text, config.max_steps, config.fault_timeout_s, __version__)
+
+
+def _reusable_attempts(config: BehaviourConfig, fingerprint: str, run_id: str) -> dict[str, AttemptRecord]:
+    """Stored attempts of other runs on this server and these models, by their cache key (the newest for a key wins)."""
+    found = store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
+    reusable: dict[str, AttemptRecord] = {}
+    for record, run_config in found:
+        stored = {"model": record.model, "case_hash": record.case_hash, "attempt": record.attempt}
+        key = stored_attempt_key(stored, json.loads(run_config), fingerprint)
+        if key is not None:
+            reusable[key] = record
+    return reusable
+
+
 def _record_from_cache(item: WorkItem, record: AttemptRecord) -> AttemptRecord:
     """A stored attempt reused for this run's item (its `cached_from` names the run that made it)."""
     return replace(record, model=item.model.name, case_id=item.case.id, attempt=item.attempt, case_kind=item.case.kind)
@@ -465,9 +482,10 @@ def _server_name(discover: Mapping[str, Any]) -> str | None:
     return f"{info.get('name')} {info.get('version', '')}".strip() if isinstance(info, dict) else None
 
 
-def _config_json(config: BehaviourConfig) -> dict[str, Any]:
-    """What a resume needs; model specs hold names and settings only (keys live in the environment)."""
+def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
+    """What a resume and a later run's cache need; model specs hold names and settings only (keys live in the environment)."""
     return {
+        "cache_inputs": inputs.to_json(),
         "models": [asdict(m) for m in config.models],
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,

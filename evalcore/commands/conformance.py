@@ -10,7 +10,7 @@ from evalcore.conformance.registry import all_checks
 from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import ConfigError
-from evalcore.target import STDIO_HEADERS, Target, parse_headers
+from evalcore.target import STDIO_ENV, STDIO_HEADERS, Target, parse_headers, parse_server_env, register_target_secrets
 from evalcore.transport.base import Limits
 
 
@@ -21,6 +21,7 @@ def run_conformance_command(args: argparse.Namespace) -> int:
             eras = "+".join(era.split("-")[0] for era in check.eras)
             print(f"{check.id:<45} {check.level:<6} {scope:<10} {eras:<11} {check.title}")
         return 0
+    register_target_secrets(args.url, args.stdio)  # before any message quotes them
     if not (args.url or args.stdio or args.reference):
         raise ConfigError("conformance: one of the arguments --url --stdio --reference is required (see --help)")
     if args.runs < 1:
@@ -32,6 +33,9 @@ def run_conformance_command(args: argparse.Namespace) -> int:
     if args.header and args.stdio:
         raise ConfigError(STDIO_HEADERS)
     args.headers = parse_headers(args.header)
+    if args.server_env and not args.stdio:
+        raise ConfigError(STDIO_ENV)
+    args.server_env_values = parse_server_env(args.server_env)
     prefixes = tuple(args.only or ())
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
@@ -45,7 +49,7 @@ def run_conformance_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    target = Target(url=args.url, stdio=args.stdio, headers=args.headers)
+    target = Target(url=args.url, stdio=args.stdio, headers=args.headers, server_env=args.server_env_values)
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)

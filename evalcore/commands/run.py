@@ -17,7 +17,8 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.models.limits import LimitsTable, parse_limits, provider_key
 from evalcore.models.types import ModelSpec
 from evalcore.paths import default_golden_set
-from evalcore.target import STDIO_HEADERS, parse_headers
+from evalcore.redaction import register_url_secrets
+from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
 from evalcore.transport.base import Limits
 
 # litellm reaches the network on import unless told otherwise.
@@ -55,6 +56,12 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
 
 
 def run_behaviour_command(args: argparse.Namespace) -> int:
+    register_target_secrets(args.url, args.stdio)  # before any message quotes them
+    for option, api_base in (("--api-base", args.api_base), ("--judge-api-base", args.judge_api_base)):
+        if api_base:
+            register_url_secrets(api_base, option)
+    if args.max_steps < 1:
+        raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
     if not 0 < args.fault_timeout <= 120:
@@ -70,6 +77,9 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if args.header and args.stdio:
         raise ConfigError(STDIO_HEADERS)
     headers = parse_headers(args.header)
+    if args.server_env and not args.stdio:
+        raise ConfigError(STDIO_ENV)
+    server_env = parse_server_env(args.server_env)
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
@@ -95,6 +105,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         use_cache=args.cache,
         judge=judge,
+        max_steps=args.max_steps,
         run_date=run_date,
         max_drop=args.max_drop,
         max_error_rate=args.max_error_rate,
@@ -107,7 +118,10 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if server is None and not (args.url or args.stdio):
         server = "reference"
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
-    with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target, contextlib.closing(progress):
+    with (
+        resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env) as target,
+        contextlib.closing(progress),
+    ):
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
     from dataclasses import replace
 

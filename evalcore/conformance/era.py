@@ -31,6 +31,7 @@ from evalcore import __version__
 from evalcore.client import Exchange, McpClient
 from evalcore.conformance.registry import Era
 from evalcore.protocol import constants as c
+from evalcore.redaction import clip
 from evalcore.transport.base import Limits, Transport, WireFailure, WireResponse
 from evalcore.transport.stdio import StdioTransport
 
@@ -130,7 +131,7 @@ def _refusal(wire: WireResponse) -> str:
     error = (wire.response or {}).get("error")
     if isinstance(error, dict):
         return f"{error.get('message', '')} {json.dumps(error.get('data'))}"
-    return wire.body[:2000].decode("utf-8", "replace")
+    return clip(wire.body.decode("utf-8", "replace"), 2000)
 
 
 def _legacy_probe(version: str, wire: WireResponse) -> tuple[str | None, str | None, str]:
@@ -144,7 +145,7 @@ def _legacy_probe(version: str, wire: WireResponse) -> tuple[str | None, str | N
     status = f"HTTP {wire.status} " if wire.status is not None else ""
     error = response.get("error")
     if isinstance(error, dict):
-        return None, None, f"{status}error {error.get('code')} {str(error.get('message', ''))[:80]!r}"
+        return None, None, f"{status}error {error.get('code')} {clip(str(error.get('message', '')), 80)!r}"
     return None, None, status + (str(wire.failure) if wire.failure else "no JSON-RPC answer")
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evalcore import jobs
+from evalcore import jobs, redaction
 from evalcore.dashboard import conversation
 from evalcore.dashboard.figures import model_labels
 from evalcore.errors import EvalcoreError
@@ -161,7 +161,7 @@ def code_block(text: Any, *, nested_key: str | None = None) -> None:
         st.code(value, language=None, wrap_lines=True)
         return
     size = text_size(value)
-    st.code(f"{value[:SHOWN_CHARS]}\n… (cut: {size} in all)", language=None, wrap_lines=True)
+    st.code(f"{clip(value, SHOWN_CHARS)}\n(cut: {size} in all)", language=None, wrap_lines=True)
     if nested_key is not None:  # Streamlit nests no expander in another
         st.download_button(f"download all ({size})", value, file_name="value.txt", mime="text/plain", key=nested_key)
         return
@@ -187,8 +187,7 @@ def text_size(value: str) -> str:
 
 def clip(value: Any, limit: int = LINE_CHARS) -> str:
     """`value` as text of at most `limit` characters (an ellipsis marks a cut), for a value inside one line of ours."""
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return redaction.clip(str(value), limit)
 
 
 def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False) -> int | None:

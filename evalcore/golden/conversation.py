@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from evalcore.redaction import clip
+
 InputKind = Literal["elicitation", "sampling", "roots"]
 INPUT_KINDS: Final[tuple[InputKind, ...]] = ("elicitation", "sampling", "roots")
 METHOD_KIND: Final[dict[str, InputKind]] = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
@@ -132,4 +134,4 @@ def subset_mismatch(expected: Any, actual: Any, where: str = "$") -> str | None:
 
 
 def _short(value: Any) -> str:
-    return repr(value)[:120]
+    return clip(repr(value), 120)

@@ -51,6 +51,7 @@ from evalcore.models.pricing import known_unit_prices, turn_cost
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
+from evalcore.redaction import clip
 
 RETRYABLE_STATUS = frozenset({408, 429})
 MAX_REASON_CHARS = 300
@@ -158,7 +159,7 @@ def describe_error(exc: BaseException) -> str:
     name = type(exc).__name__
     if not message.startswith(name):
         message = f"{name}: {message}" if message else name
-    return message[:MAX_REASON_CHARS]
+    return clip(redact(message), MAX_REASON_CHARS)
 
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any], str, bool]:

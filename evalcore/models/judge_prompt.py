@@ -14,6 +14,7 @@ from typing import Any
 
 from evalcore.models.redaction import redact
 from evalcore.records import JudgeVerdict
+from evalcore.redaction import clip
 
 JUDGE_SYSTEM_PROMPT = (
     "You grade an AI assistant's work on one task against a published rubric. "
@@ -68,7 +69,7 @@ def parse_verdict(output: str | None, judge_model: str) -> JudgeVerdict:
     data = _json_object(output or "")
     passed = data.get("pass", data.get("passed")) if isinstance(data, dict) else None
     if not isinstance(passed, bool):
-        quoted = redact((output or "").strip().replace("\n", " ")[:MAX_QUOTED_OUTPUT])
+        quoted = clip(redact((output or "").strip().replace("\n", " ")), MAX_QUOTED_OUTPUT)
         return JudgeVerdict(passed=False, score=None, reason=f"judge output not parseable: {quoted!r}", judge_model=judge_model)
     assert isinstance(data, dict)
     score = data.get("score")

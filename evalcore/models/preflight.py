@@ -9,6 +9,9 @@ provider's base variable, e.g. `OLLAMA_API_BASE`); it is reachable when a TCP
 connection to it opens. A hosted provider's own endpoint is not probed: a call
 that cannot reach it errors, and a run with errored attempts is incomplete.
 `sim/` models run in this process and need neither.
+
+`openai/NAME` with an `api_base` and no key is how a local OpenAI-compatible server (vLLM, llama.cpp,
+Ollama) is often first tried: its error says what such a server takes instead.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def model_problems(model: ModelSpec, *, connect_timeout_s: float = CONNECT_TIMEO
         if model.api_base and all(key.endswith("_API_BASE") for key in missing):
             missing = []  # the base URL came from --api-base
         if missing:
-            return [f"{model.name}: {_missing_sentence(missing)}"]
+            return [f"{model.name}: {_missing_sentence(missing)}{_local_server_hint(model, missing)}"]
     base = model.api_base or api_base
     if base:
         unreachable = _unreachable(str(base), connect_timeout_s)
@@ -56,6 +59,14 @@ def check_models(models: Sequence[ModelSpec], *, connect_timeout_s: float = CONN
     problems = [line for model in models for line in model_problems(model, connect_timeout_s=connect_timeout_s)]
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def _local_server_hint(model: ModelSpec, missing: Sequence[str]) -> str:
+    """For `openai/NAME` with an api_base: a local server needs no OpenAI key."""
+    provider, _, name = model.name.partition("/")
+    if provider != "openai" or not model.api_base or list(missing) != ["OPENAI_API_KEY"]:
+        return ""
+    return f" (a local OpenAI-compatible server at --api-base takes hosted_vllm/{name}, which needs no key; or set OPENAI_API_KEY to any dummy value)"
 
 
 def _missing_sentence(keys: Sequence[str]) -> str:

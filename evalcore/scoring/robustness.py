@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from evalcore.faults.model import CALL_FAULTS, AttackRule, Injection
 from evalcore.models.types import ToolCall
 from evalcore.records import JudgeVerdict, RobustnessOutcome, RobustnessScore, ToolExecution
+from evalcore.redaction import clip
 
 ADMISSION_PHRASES = (
     "fail",
@@ -153,7 +154,7 @@ def attack_attempted(rule: AttackRule, calls: Sequence[ToolCall]) -> str | None:
             value = call.arguments[argument]
             text = value if isinstance(value, str) else json.dumps(value)
             if re.search(pattern, text):
-                return f"called {call.name} with {argument}={text[:80]}"
+                return f"called {call.name} with {argument}={clip(text, 80)}"
     return None
 
 

@@ -316,14 +316,15 @@ def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> dict[tuple[str, str, int], AttemptRecord]:
-    """Stored attempts reusable by a new run, per (model, case hash, attempt): same server fingerprint, model, case content
-    and attempt number, never an errored one. Each record's `cached_from` names the run that made it."""
+def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> list[tuple[AttemptRecord, str]]:
+    """Stored attempts a new run may reuse (same server fingerprint and model, never errored), oldest first, each with its
+    run's config JSON, from which the runner recomputes the attempt's cache key. Each record's `cached_from` names the
+    run that made it."""
     if not path.exists():
-        return {}
+        return []
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
-            f"SELECT {_qualified('a')} FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
+            f"SELECT {_qualified('a')}, r.config_json AS run_config_json FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
             "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL AND a.error_kind IS NULL "
             "ORDER BY a.recorded_at",
             [server_fingerprint, list(models), exclude_run],
@@ -337,7 +338,7 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
         )
     for row in rows:
         row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
-    return {(row["model"], row["case_hash"], row["attempt"]): replace(record_from_row(row), cached_from=row["cached_from"] or row["run_id"]) for row in rows}
+    return [(replace(record_from_row(row), cached_from=row["cached_from"] or row["run_id"]), str(row["run_config_json"] or "{}")) for row in rows]
 
 
 def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.records import ToolExecution
+from evalcore.redaction import clip
 from evalcore.telemetry.setup import run_tracer
 
 Attributes = dict[str, Any]
@@ -110,4 +111,4 @@ def record_model_turn(span: Span, turn: ModelTurn) -> None:
 def record_tool_execution(span: Span, execution: ToolExecution) -> None:
     span.set_attributes(tool_execution_attributes(execution))
     if execution.is_error:
-        span.set_status(StatusCode.ERROR, (execution.error or "the tool reported isError")[:200])
+        span.set_status(StatusCode.ERROR, clip(execution.error or "the tool reported isError", 200))

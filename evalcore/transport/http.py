@@ -17,6 +17,7 @@ from typing import Literal
 import certifi
 import httpx
 
+from evalcore.redaction import clip
 from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
 from evalcore.transport.sse import SseDecoder
 
@@ -147,7 +148,7 @@ class _BodyReader:
                 self.fail("bad_json", f"SSE event {self.events} nests JSON too deep to decode")
                 return True
             except ValueError:
-                self.fail("bad_json", f"SSE event {self.events} is not JSON: {event.data[:80]!r}")
+                self.fail("bad_json", f"SSE event {self.events} is not JSON: {clip(event.data, 80)!r}")
                 return True
             messages = _as_messages(decoded)
             self.messages.extend(messages)
@@ -214,7 +215,7 @@ class _BodyReader:
             return
         except ValueError:
             if self.expect_id is not None and _media_type(self.headers.get("content-type", "")) == "application/json":
-                self.fail("bad_json", f"HTTP {self.status} body is not JSON: {bytes(self.body[:80])!r}")
+                self.fail("bad_json", f"HTTP {self.status} body is not JSON: {clip(bytes(self.body).decode('utf-8', 'replace'), 80)!r}")
             return
         self.messages.extend(_as_messages(decoded))
 

@@ -3,6 +3,10 @@
 One long-lived child process; a reader task routes each line to the request
 whose id it answers. Lines are bounded in size, every wait is bounded in time,
 and stderr is drained into a small tail kept for error messages.
+
+The server under test starts with a minimal environment (`server_environment`): what it takes to
+run a program (PATH, HOME, the locale, TMPDIR) and the variables it is passed by name. It never
+inherits evalcore's own: no provider key, no token, nothing it was not given.
 """
 
 from __future__ import annotations
@@ -19,7 +23,20 @@ from typing import Any, Literal
 
 from evalcore.errors import TargetError
 from evalcore.processes import child_options, stop_group
+from evalcore.redaction import clip
 from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse
+
+# What a stdio server inherits from evalcore's environment; anything else it needs is passed by name (--server-env).
+INHERITED_VARIABLES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR"})
+
+
+def server_environment(passed: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a stdio server starts with: `INHERITED_VARIABLES` and the locale (`LC_*`) from `environ`
+    (default: this process's), plus `passed`."""
+    env = os.environ if environ is None else environ
+    inherited = {name: value for name, value in env.items() if name in INHERITED_VARIABLES or name.startswith("LC_")}
+    return {**inherited, **(passed or {})}
+
 
 # Notifications and stray messages kept for checks; past this many they are dropped (memory stays bounded).
 MAX_UNSOLICITED = 1000
@@ -36,7 +53,7 @@ class StdioTransport:
             raise TargetError("the --stdio command is empty; give the command that starts your server")
         self.target = command if isinstance(command, str) else shlex.join(command)
         self.limits = limits or Limits()
-        self.env = dict(env) if env is not None else None  # added to os.environ for the child
+        self.env = dict(env) if env is not None else None  # passed to the child, beside the minimal environment
         self._process: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[tuple[bytes, JsonObject | None, WireFailure | None]]] = {}
         self._stops: list[tuple[StopAt, asyncio.Future[tuple[bytes, JsonObject]]]] = []  # (stop_at, the line it stopped on)
@@ -58,7 +75,7 @@ class StdioTransport:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 limit=self.limits.max_response_bytes,
-                **child_options({**os.environ, **(self.env or {})}),  # it dies with this process (evalcore.processes)
+                **child_options(server_environment(self.env)),  # it dies with this process (evalcore.processes)
             )
         except OSError as exc:
             raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
@@ -170,15 +187,17 @@ class StdioTransport:
             try:
                 message = json.loads(line)
             except RecursionError:
-                self._fail_pending(WireFailure("bad_json", f"stdout line nests JSON too deep to decode ({len(line)} bytes): {line[:40]!r}"), line[:200])
+                self._fail_pending(
+                    WireFailure("bad_json", f"stdout line nests JSON too deep to decode ({len(line)} bytes): {_clip(line, 40)!r}"), _clip(line, 200).encode()
+                )
                 continue
             except ValueError:
                 # Only protocol messages may appear on stdout; garbage answers nobody,
                 # so fail whatever is waiting rather than let it time out.
-                self._fail_pending(WireFailure("bad_json", f"server wrote a non-JSON line to stdout: {line[:80]!r}"), line[:200])
+                self._fail_pending(WireFailure("bad_json", f"server wrote a non-JSON line to stdout: {_clip(line, 80)!r}"), _clip(line, 200).encode())
                 continue
             if not isinstance(message, dict):
-                self._fail_pending(WireFailure("bad_json", f"stdout line is JSON but not an object: {line[:80]!r}"), line)
+                self._fail_pending(WireFailure("bad_json", f"stdout line is JSON but not an object: {_clip(line, 80)!r}"), line)
                 continue
             answer_id = message.get("id")
             is_answer = "result" in message or "error" in message
@@ -196,7 +215,7 @@ class StdioTransport:
         assert self._process is not None and self._process.stderr is not None
         with contextlib.suppress(ValueError):
             async for raw in self._process.stderr:
-                self._stderr_tail.append(raw.decode("utf-8", "replace").rstrip()[:300])
+                self._stderr_tail.append(_clip(raw.rstrip(), 300))
 
     def _fail_pending(self, failure: WireFailure, line: bytes) -> None:
         for future in self._pending.values():
@@ -212,7 +231,7 @@ class StdioTransport:
         seen = self.unsolicited[index:]
         if not seen:
             return ""
-        return f"; meanwhile it wrote {len(seen)} message(s) that answer no request, e.g. {json.dumps(seen[-1])[:100]}"
+        return f"; meanwhile it wrote {len(seen)} message(s) that answer no request, e.g. {clip(json.dumps(seen[-1]), 100)}"
 
     def _tail(self) -> str:
         return f" (stderr: {self._stderr_tail[-1]})" if self._stderr_tail else ""
@@ -235,6 +254,11 @@ class StdioTransport:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _clip(line: bytes, limit: int) -> str:
+    """A stdout or stderr line of the server, decoded, redacted and cut (`evalcore.redaction.clip`)."""
+    return clip(line.decode("utf-8", "replace"), limit)
 
 
 def _wire(line: bytes, message: JsonObject | None, failure: WireFailure | None, started: float, others: tuple[JsonObject, ...] = ()) -> WireResponse:

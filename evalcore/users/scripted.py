@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from evalcore.models.sim.text import content_terms
+from evalcore.redaction import clip
 from evalcore.users.profile import UserProfile, looks_secret, normalise
 
 _ID = re.compile(r"\b[A-Z]{2,}(?:-\d{2,})+\b")
@@ -104,7 +105,7 @@ def answer_form(profile: UserProfile, message: str, schema: Mapping[str, Any]) -
 
 def answer_url(profile: UserProfile, message: str, url: str) -> ElicitAnswer:
     if about_goal(profile, message):
-        return ElicitAnswer("accept", None, f"the user opened {url[:200]}")
+        return ElicitAnswer("accept", None, f"the user opened {clip(url, 200)}")
     return ElicitAnswer("decline", None, "the request is not about what the user asked for")
 
 

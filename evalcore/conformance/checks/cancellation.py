@@ -13,6 +13,7 @@ import json
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
+from evalcore.redaction import clip
 
 SPEC = "docs/specification/2026-07-28/basic/patterns/cancellation.mdx"
 
@@ -41,6 +42,6 @@ async def notification_accepted(ctx: RunContext) -> Verdict:
         return failed(f"after notifications/cancelled for request {request_ids[-1]!r} (already answered), the next request got {after.describe()}")
     replies = [m for m in ctx.stray_messages()[strays_before:] if ("result" in m or "error" in m) and m.get("id") is None]
     if replies:
-        return failed(f"the server answered the notifications/cancelled notification: {json.dumps(replies[0])[:160]} (a notification gets no response)")
+        return failed(f"the server answered the notifications/cancelled notification: {clip(json.dumps(replies[0]), 160)} (a notification gets no response)")
     how = f"HTTP {cancelled.status}" if ctx.is_http else "no response"
     return passed(f"{how}; the next request was served")

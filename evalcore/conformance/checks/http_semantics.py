@@ -6,6 +6,7 @@ from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, passed
 from evalcore.protocol import constants as c
+from evalcore.redaction import clip
 
 SPEC = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
 FOREIGN_ORIGIN = "http://evil.example"
@@ -112,5 +113,5 @@ async def origin_validation(ctx: RunContext) -> Verdict:
 def _said(exchange: Exchange) -> str:
     """What the server said along with its status, for a check that judges the status alone."""
     error = exchange.error
-    said = f"error {error.get('code')} {str(error.get('message', ''))[:100]!r}" if error else exchange.server_said()
+    said = f"error {error.get('code')} {clip(str(error.get('message', '')), 100)!r}" if error else exchange.server_said()
     return f" ({said})" if said else ""

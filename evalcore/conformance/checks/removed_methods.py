@@ -8,6 +8,7 @@ from typing import Any
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
 from evalcore.protocol import constants as c
+from evalcore.redaction import clip
 
 SPEC_HTTP = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
 NOT_IMPLEMENTED = (
@@ -106,5 +107,5 @@ async def no_session_id(ctx: RunContext) -> Verdict:
     for exchange in judged:
         session = exchange.header(c.HEADER_SESSION_ID)
         if session is not None:
-            return failed(f"{exchange.describe()} handed out {c.HEADER_SESSION_ID}: {session[:40]} (2026-07-28 has no sessions)")
+            return failed(f"{exchange.describe()} handed out {c.HEADER_SESSION_ID}: {clip(session, 40)} (2026-07-28 has no sessions)")
     return passed(f"{len(judged)} responses without a session id")

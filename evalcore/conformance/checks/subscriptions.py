@@ -14,6 +14,7 @@ from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
 from evalcore.protocol import constants as c
 from evalcore.protocol.envelope import subscription_id
+from evalcore.redaction import clip
 
 SPEC = "docs/specification/2026-07-28/basic/patterns/subscriptions.mdx"
 # capability path -> the filter field that opts in to its notifications (schema.json SubscriptionFilter)
@@ -75,5 +76,5 @@ def _judge(exchange: Exchange, listen_id: object, declared: list[str]) -> Verdic
         return failed(f"the acknowledgment carries {c.META_SUBSCRIPTION_ID} {subscription_id(first)!r}; the listen request's id was {listen_id!r}")
     honoured = (first.get("params") or {}).get("notifications")
     if not isinstance(honoured, dict):
-        return failed(f"the acknowledgment has no notifications filter (params.notifications): {str(first.get('params'))[:100]}")
+        return failed(f"the acknowledgment has no notifications filter (params.notifications): {clip(str(first.get('params')), 100)}")
     return passed(f"acknowledged, honouring {', '.join(sorted(honoured)) or 'nothing'} (asked for {', '.join(declared)})")

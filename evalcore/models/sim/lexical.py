@@ -46,6 +46,7 @@ from typing import Any
 from evalcore.models.sim.arguments import fill_arguments
 from evalcore.models.sim.reply import SimReply, SimToolCall, last_tool_result, last_user_text, message_text, reply_tokens, request_tokens
 from evalcore.models.sim.text import content_terms, split_identifier, without_values
+from evalcore.redaction import clip
 
 LEXICAL_VERSION = "lexical-1"
 MIN_COVERAGE = 0.2
@@ -125,7 +126,7 @@ def choose_tool(query: str, tools: Sequence[Mapping[str, Any]]) -> ToolScore | N
 
 
 def summarise_result(tool_name: str, result_text: str) -> str:
-    preview = result_text.strip()[:RESULT_PREVIEW_CHARS]
+    preview = clip(result_text.strip(), RESULT_PREVIEW_CHARS)
     if preview.lower().startswith("error"):
         return f"The tool {tool_name} reported a problem: {preview}"
     return f"Here is what {tool_name} returned: {preview}"
@@ -176,4 +177,4 @@ def missing_identifiers(schema: Mapping[str, Any], arguments: Mapping[str, Any])
 def plain_completion(prompt: str) -> str:
     """The answer to a request without tools: the prompt's last paragraph, at most 300 characters."""
     paragraphs = [part.strip() for part in prompt.split("\n\n") if part.strip()]
-    return (paragraphs[-1] if paragraphs else "")[:300] or "(nothing to answer)"
+    return clip(paragraphs[-1] if paragraphs else "", 300) or "(nothing to answer)"

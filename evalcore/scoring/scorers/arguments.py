@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.argmatch import MISSING, match_argument
 from evalcore.scoring.registry import AttemptInput, not_applicable, scorer, verdict_score
 
@@ -31,7 +32,7 @@ def arguments(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
         return not_applicable(ID)
     call = attempt.calls[0]
     if not call.arguments_valid_json:
-        raw = call.raw_arguments if len(call.raw_arguments) <= 60 else call.raw_arguments[:59] + "…"
+        raw = clip(call.raw_arguments, 60)
         return verdict_score(ID, False, [f"arguments are not valid JSON: {raw}"])
     reasons = []
     for argument, expected in attempt.case.expect_args.items():

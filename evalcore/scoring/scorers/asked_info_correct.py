@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, not_applicable, scorer
 from evalcore.scoring.scorers._mrtr_inputs import asked_inputs
 from evalcore.users.profile import normalise
@@ -53,7 +54,7 @@ def asked_info_correct(attempt: AttemptInput, earlier: Mapping[str, Score]) -> S
                 wrong.append(f"{name}={value!r} ({'the user knows ' + repr(facts[key]) if key in facts else 'not a fact the user has'})")
     if not checked:
         return not_applicable(ID)
-    reasons = (f"{correct} of {checked} submitted form fields match the user's facts; wrong: {', '.join(wrong)}"[:300],) if wrong else ()
+    reasons = (clip(f"{correct} of {checked} submitted form fields match the user's facts; wrong: {', '.join(wrong)}", 300),) if wrong else ()
     return Score(ID, round(correct / checked, 4), True, reasons)
 
 

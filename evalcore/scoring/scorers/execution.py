@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import Score, ToolExecution
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, always, not_applicable, scorer, verdict_score
 from evalcore.taxonomy import server_error
 
@@ -55,4 +56,4 @@ def execution(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
 
 
 def _describe(execution: ToolExecution) -> str:
-    return f"{execution.call.name}: {execution.error or execution.error_type or 'isError'}"
+    return f"{execution.call.name}: {clip(execution.error or execution.error_type or 'isError', 120)}"

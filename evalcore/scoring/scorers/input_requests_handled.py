@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, always, not_applicable, scorer
 from evalcore.scoring.scorers._mrtr_inputs import MRTR_ERRORS, asked_inputs
 
@@ -32,7 +33,7 @@ def input_requests_handled(attempt: AttemptInput, earlier: Mapping[str, Score]) 
     value = answered / total if total else 1.0
     missing = [p.describe() for p in must if not any(p.matches(i.tool, i.request.method, i.request.elicitation_mode) for i in asked)]
     reasons = [f"expected the server to ask for {', '.join(missing)}, but it never did"] if missing else []
-    reasons += [f"{e.call.name}: {e.error}"[:300] for e in failed_calls]
+    reasons += [clip(f"{e.call.name}: {e.error}", 300) for e in failed_calls]
     if value < 1.0 and not failed_calls:
         reasons.append(f"{answered} of {total} input requests answered")
     # A missing `must` request fails the verdict even when everything that was asked got an answer.

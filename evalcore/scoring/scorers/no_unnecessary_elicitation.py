@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, always, not_applicable, scorer
 from evalcore.scoring.scorers._mrtr_inputs import AskedInput, asked_inputs
 
@@ -35,7 +36,7 @@ def no_unnecessary_elicitation(attempt: AttemptInput, earlier: Mapping[str, Scor
             unnecessary.append(f"{item.tool} asked for {forbidden.describe()}, which this case must not trigger")
         elif _already_given(item):
             unnecessary.append(f"{item.tool} asked for {', '.join(_fields(item))}, which the call already gave")
-    return Score(ID, float(len(unnecessary)), True, tuple(reason[:300] for reason in unnecessary))
+    return Score(ID, float(len(unnecessary)), True, tuple(clip(reason, 300) for reason in unnecessary))
 
 
 def _fields(item: AskedInput) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from evalcore.golden.model import GoldenCase
 from evalcore.records import Score
+from evalcore.redaction import clip
 from evalcore.scoring.registry import AttemptInput, scorer
 
 ID = "state.reached"
@@ -28,5 +29,5 @@ def state_reached(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     if not attempt.state:
         return Score(ID, 0.0, True, ("the server's state was not read: the attempt ended first",))
     matched = sum(1 for reading in attempt.state if reading.passed)
-    reasons = tuple(reading.reason[:300] for reading in attempt.state if not reading.passed)
+    reasons = tuple(clip(reading.reason, 300) for reading in attempt.state if not reading.passed)
     return Score(ID, round(matched / len(attempt.state), 4), True, reasons)
