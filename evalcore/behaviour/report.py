@@ -21,6 +21,7 @@ from typing import Any
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport
+from evalcore.redaction import clip
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
 from evalcore.scoring.registry import registered
@@ -109,7 +110,7 @@ def incompleteness(records: Sequence[AttemptRecord], max_error_rate: float = 0.0
     for model, failed in errored.items():
         kinds = ", ".join(f"{count} {kind}" for kind, count in Counter(str(r.error_kind) for r in failed).items())
         first = next((r.score.reasons[0] for r in failed if r.score.reasons), "no error text")
-        parts.append(f"{model}: {len(failed)} of {totals[model]} attempts errored ({kinds}; first: {first})")
+        parts.append(f"{model}: {len(failed)} of {totals[model]} attempts errored ({kinds}; first: {clip(first, 300)})")
     rate = sum(len(failed) for failed in errored.values()) / len(records)
     return Incomplete({model: len(failed) for model, failed in errored.items()}, rate, max_error_rate, "; ".join(parts))
 
