@@ -1,7 +1,8 @@
 """Command: `python -m evalcore drift` — persistent changes of each case's pass rate in the stored behaviour history, with their cause.
 
 Exit codes: 0 when the latest run raised no new drop (older flags, open or
-recovered, are listed but do not fail), 1 when it raised at least one.
+recovered, are listed but do not fail), 1 when it raised at least one,
+provisional or confirmed. `run` fails its run on the same rule (`run_drift_fails`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.drift import Change, DriftSettings
+from evalcore.drift.types import DRIFT_SCHEMA_VERSION
 
 EVIDENCE_LINES = 12
 
@@ -73,6 +75,8 @@ def render_change(change: Change, latest_run: str | None) -> str:
     from evalcore.drift.render import headline
 
     marker = " (found by the latest run)" if change.detected_run_id == latest_run else ""
+    if change.provisional:
+        marker += " (provisional: one run shows it; the next run confirms or withdraws it)"
     lines = [
         f"{change.change_date}  {change.model}  {change.case_id}: {change.kind.upper()}{marker}",
         f"    {headline(change)}",
@@ -100,7 +104,7 @@ def change_json(change: Change) -> dict[str, Any]:
 def changes_json(changes: Sequence[Change], latest_run: str | None, settings: DriftSettings) -> dict[str, Any]:
     return {
         "kind": "drift",
-        "schemaVersion": 2,
+        "schemaVersion": DRIFT_SCHEMA_VERSION,
         "latestRun": latest_run,
         "latestRunFlagged": any(c.kind == "drop" and c.detected_run_id == latest_run for c in changes),
         "settings": {f.name: getattr(settings, f.name) for f in fields(settings)},
@@ -118,10 +122,20 @@ def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
     return changes_json([c for c in changes if c.detected_run_id == run_id], run_id, settings)
 
 
+def run_drift_fails(drift: Mapping[str, Any]) -> bool:
+    """Whether the changes a run found fail it: a drop it flagged, provisional or confirmed (a recovery does not)."""
+    return any(c.get("kind") == "drop" for c in drift.get("changes") or [])
+
+
 def render_run_drift(drift: Mapping[str, Any]) -> str | None:
     """What `run` prints about the changes it found (None without any)."""
     changes = drift.get("changes") or []
     if not changes:
         return None
-    header = f"\ndrift: {len(changes)} case(s) changed persistently against their own history, found by this run"
-    return header + "\n" + "\n".join(f"  {c['change_date']}  {c['model']}  {c['case_id']}: {c['attribution']}: {c['action']}" for c in changes)
+    header = f"\ndrift: {len(changes)} case(s) changed against their own history, found by this run"
+    provisional = "provisional drop (one run shows it; the next run confirms or withdraws it): "
+    lines = [
+        f"  {c['change_date']}  {c['model']}  {c['case_id']}: {provisional if c.get('provisional') else ''}{c['attribution']}: {c['action']}" for c in changes
+    ]
+    footer = "\ndrift fails this run: it flagged a drop" if run_drift_fails(drift) else ""
+    return header + "\n" + "\n".join(lines) + footer

@@ -99,7 +99,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         server = "reference"
     with resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers) as target:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=Progress("running")))
-    from evalcore.commands.drift import drift_of_run, render_run_drift
+    from evalcore.commands.drift import drift_of_run, render_run_drift, run_drift_fails
 
     report["drift"] = drift_of_run(config.db_path, config.golden_id, str(report["runId"]))
     print(render_summary(report))
@@ -109,7 +109,7 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
     if args.out:  # the report's serialisation (RunReport.to_json, and stored drift): its secrets are already removed
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"])
+    failed = not report["passed"] or (args.require_case_gates and not report["caseGates"]["passed"]) or run_drift_fails(report["drift"])
     return 1 if failed else 0
 
 

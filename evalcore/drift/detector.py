@@ -1,7 +1,9 @@
 """Pure logic: change-point detection over each (model, case)'s sequence of runs, night by night, with FDR control (Layer 1).
 
-The runs are replayed in order, as the nights they were. On each night, every
-(model, case) with a run that night is one test:
+The runs are replayed in order, as the nights they were. A run that is not
+complete (it stopped, or an attempt errored) and a (model, case) with no
+scored attempt are gaps: never a baseline, never evidence. On each night,
+every (model, case) with a run that night is one test:
 
 1. **Segment.** Its runs of the current regime (from its last change point
    on, at most `window` runs back, the newest included).
@@ -30,6 +32,14 @@ The runs are replayed in order, as the nights they were. On each night, every
    every fingerprint of the last run before the change point with the first
    run after it (`evalcore.drift.attribution`).
 
+6. **Provisional.** A case with no flag that night, open or pending, whose
+   newest run alone shows a drop against the pooled runs of its regime before
+   it (at least `min_baseline` of them) with p <= `provisional_p` and
+   Bonferroni's bound over the night's tests at most `fdr`, is flagged that
+   night as provisional. Its next run settles it: the full test above finds
+   the drop (the flag is confirmed, and becomes that drop) or it does not
+   (the flag is withdrawn, and the regime goes on).
+
 A drop opens a flag and starts a new regime at its change point; a later
 recovery (a significant rise) closes every open flag of the case, naming the
 run that fixed it, and starts a regime again. While a flag is open only a
@@ -46,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from evalcore.drift.attribution import Attribution, action_sentence, attribute, changed_components
-from evalcore.drift.stats import Counts, Direction, discrete_bh, pooled, scan_test, split_log_likelihood, step_over_outlier
+from evalcore.drift.stats import Counts, Direction, discrete_bh, pooled, scan_test, split_log_likelihood, split_p_value, step_over_outlier
 from evalcore.drift.types import Change, ChangeKind, DriftSettings, RunPoint
 
 Pair = tuple[str, str]  # (model, case_id)
@@ -57,6 +67,7 @@ class _PairState:
     history: list[RunPoint]
     regime_start: int = 0
     open_drops: list[int] = field(default_factory=list)  # indices into the changes found so far
+    pending: int | None = None  # index of a provisional drop its next run settles
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class _Test:
     p_value: float
     attainable: float  # a lower bound of the smallest p-value this test could give at all
     split: int  # segment index of the best split's first run after
+    min_after: int  # runs a candidate change point needs after it (1 for a provisional test)
 
 
 def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
@@ -86,10 +98,13 @@ def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
     return histories
 
 
-def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = None) -> list[Change]:
-    """Every drop and recovery of every (model, case), in the order they were detected; see the module docstring."""
+def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = None, *, withdrawn: bool = False) -> list[Change]:
+    """Every drop and recovery of every (model, case), in the order they were first flagged; see the module docstring.
+
+    Withdrawn provisional drops are left out, unless `withdrawn` asks for them (status "withdrawn").
+    """
     settings = settings or DriftSettings()
-    ordered = list(points)
+    ordered = [p for p in points if p.complete and p.attempts > 0]  # the gaps (module docstring)
     states = {pair: _PairState(history) for pair, history in group_histories(ordered).items()}
     nights: dict[str, list[tuple[Pair, int]]] = {}
     for pair, state in states.items():
@@ -101,21 +116,42 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
         # A test that cannot reach max_p whatever its data can never flag, so it leaves the count as well.
         attainable = [t.attainable if t.attainable <= settings.max_p else 1.0 for t in tests]
         q_values, family = discrete_bh([t.p_value for t in tests], attainable, settings.fdr)
+        flagged: set[Pair] = set()
         for test, q_value in zip(tests, q_values, strict=True):
             if q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
                 continue
             state = states[test.pair]
             entry = _change(state, test, q_value, family, settings)
-            if entry.change.kind == "drop":
+            flagged.add(test.pair)
+            if entry.change.kind == "drop" and state.pending is not None:  # the provisional flag is confirmed: it becomes this drop
+                entry = replace(entry, change=replace(entry.change, provisional_run_id=found[state.pending].change.detected_run_id))
+                found[state.pending] = entry
+                state.open_drops.append(state.pending)
+                state.pending = None
+            elif entry.change.kind == "drop":
                 state.open_drops.append(len(found))
+                found.append(entry)
             else:
                 for index in state.open_drops:
                     closed = replace(found[index].change, status="recovered", closed_by_run_id=entry.change.change_run_id, closed_date=entry.change.change_date)
                     found[index] = replace(found[index], change=closed)
                 state.open_drops = []
+                found.append(entry)
             state.regime_start = entry.first_after
-            found.append(entry)
-    return _with_since(found, states)
+        for pair, index in nights[run_id]:
+            state = states[pair]
+            if pair in flagged:
+                continue
+            if state.pending is not None:  # its next run did not confirm it
+                found[state.pending] = replace(found[state.pending], change=replace(found[state.pending].change, status="withdrawn"))
+                state.pending = None
+            provisional = _provisional_test(state, pair, index, settings)
+            if provisional is not None and provisional.p_value * max(len(tests), 1) <= settings.fdr:
+                entry = _change(state, provisional, min(1.0, provisional.p_value * max(len(tests), 1)), max(len(tests), 1), settings)
+                state.pending = len(found)
+                found.append(replace(entry, change=replace(entry.change, provisional=True)))
+    kept = [entry for entry in found if withdrawn or entry.change.status != "withdrawn"]
+    return _with_since(kept, states)
 
 
 def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
@@ -127,7 +163,21 @@ def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSetti
     result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
     if result is None:
         return None
-    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split)
+    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after)
+
+
+def _provisional_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
+    """The newest run alone against the pooled runs of its regime before it (module docstring, step 6); None unless p <= provisional_p."""
+    if state.open_drops:
+        return None
+    start = max(state.regime_start, newest - settings.window + 1)
+    segment = tuple(Counts(p.passes, p.attempts) for p in state.history[start : newest + 1])
+    if len(segment) - 1 < settings.min_baseline:
+        return None
+    p_value = split_p_value(pooled(segment[:-1]), segment[-1])
+    if p_value > settings.provisional_p:
+        return None
+    return _Test(pair, newest, start, "drop", segment, p_value, p_value, len(segment) - 1, 1)
 
 
 def _persistent(test: _Test, margin: float) -> bool:
@@ -192,7 +242,7 @@ def _locate(history: Sequence[RunPoint], test: _Test, settings: DriftSettings) -
 def _plausible_splits(test: _Test, settings: DriftSettings) -> dict[int, float]:
     """Splits in the test's direction (at least one run before, `min_after` after) within `plausible` of the best, with ℓ(k)."""
     likelihood: dict[int, float] = {}
-    for k in range(1, len(test.segment) - settings.min_after + 1):
+    for k in range(1, len(test.segment) - test.min_after + 1):
         before, after = pooled(test.segment[:k]), pooled(test.segment[k:])
         if before.rate is None or after.rate is None or (after.rate < before.rate) != (test.direction == "drop") or after.rate == before.rate:
             continue
@@ -222,7 +272,9 @@ def _with_since(found: list[_Found], states: dict[Pair, _PairState]) -> list[Cha
     for index, entry in enumerate(found):
         change = entry.change
         history = states[(change.model, change.case_id)].history
-        later = [e.first_after for e in found[index + 1 :] if (e.change.model, e.change.case_id) == (change.model, change.case_id)]
+        later = [
+            e.first_after for e in found[index + 1 :] if (e.change.model, e.change.case_id) == (change.model, change.case_id) and e.change.status != "withdrawn"
+        ]
         since = pooled([Counts(p.passes, p.attempts) for p in history[entry.first_after : later[0] if later else len(history)]])
         action = action_sentence(
             change.kind,
