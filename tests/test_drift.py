@@ -151,6 +151,22 @@ def test_noise_at_a_steady_rate_is_not_flagged():
     assert flags <= 4  # of 200 one-case histories of 21 nights (3 today); bench/drift_sim.py measures the rate on whole stores
 
 
+def test_a_model_that_answers_a_nights_attempts_alike_counts_fewer_attempts():
+    """A temperature-0 model: every night 5/5 or 0/5. Its flaky case fails whole nights; read as 5 independent attempts
+    that looks like a drop (35/35 then 0/5, 0/5), and its other cases show that its attempts are alike."""
+    rng = random.Random(11)
+    flaky = history([5] * 7 + [0, 0], case="flaky")
+    others = [history([5 * (rng.random() < rate) for _ in range(9)], case=f"other-{i}") for i, rate in enumerate((0.5, 0.6, 0.7, 0.5, 0.6, 0.4))]
+    points = sorted([*flaky, *(p for h in others for p in h)], key=lambda p: p.run_id)
+    assert "flaky" in {f.case_id for f in drops(points, DriftSettings(alike_attempts=False))}  # (and some of the others)
+    assert drops(points) == []
+    # The same model with independent attempts (mixed runs on its other cases): the drop is found.
+    mixed = [history([sum(rng.random() < rate for _ in range(5)) for _ in range(9)], case=f"other-{i}") for i, rate in enumerate((0.5, 0.6, 0.7))]
+    points = sorted([*flaky, *(p for h in mixed for p in h)], key=lambda p: p.run_id)
+    (flag,) = drops(points)
+    assert flag.case_id == "flaky" and flag.night_correlation == 0.0
+
+
 def test_attribution_compares_the_last_good_run_with_the_first_after_the_change():
     passes = [5] * 8 + [5, 3, 2, 3]  # the first degraded run passed 5/5 by chance: the change point is still the server change
     (flag,) = drops(history(passes, changes={8: {"server": "fp-2", "server_tools_json": TOOLS_V2}}))

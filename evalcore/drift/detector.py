@@ -24,7 +24,14 @@ every (model, case) with a run that night is one test:
    best split better than one outlier night does (`stats.step_over_outlier`
    above `persistence`), so one bad night among good ones is never a change,
    whatever its size.
-5. **Location and cause.** The change point is the one that maximises the
+5. **Alike attempts.** A model that answers a night's attempts alike
+   (temperature 0) shows fewer mixed runs than independent attempts would;
+   from the segments of its cases that night the detector estimates how
+   alike (`stats.night_correlation`) and, when the deficit is significant,
+   tests counts divided by the design effect (`stats.effective_counts`,
+   Rao and Scott 1992), so a case it fails whole nights at a time is not
+   read as a drop.
+6. **Location and cause.** The change point is the one that maximises the
    two-rate binomial log-likelihood; where a fingerprint changed at a change
    point within `plausible` log-likelihood units of it, the change is placed
    there (a first degraded run that happened to pass 5/5 does not move the
@@ -32,7 +39,7 @@ every (model, case) with a run that night is one test:
    every fingerprint of the last run before the change point with the first
    run after it (`evalcore.drift.attribution`).
 
-6. **Provisional.** A case with no flag that night, open or pending, whose
+7. **Provisional.** A case with no flag that night, open or pending, whose
    newest run alone shows a drop against the pooled runs of its regime before
    it (at least `min_baseline` of them) with p <= `provisional_p` and
    Bonferroni's bound over the night's tests at most `fdr`, is flagged that
@@ -56,7 +63,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from evalcore.drift.attribution import Attribution, action_sentence, attribute, changed_components
-from evalcore.drift.stats import Counts, Direction, discrete_bh, pooled, scan_test, split_log_likelihood, split_p_value, step_over_outlier
+from evalcore.drift.stats import (
+    Counts,
+    Direction,
+    discrete_bh,
+    effective_counts,
+    night_correlation,
+    pooled,
+    scan_test,
+    split_log_likelihood,
+    split_p_value,
+    step_over_outlier,
+)
 from evalcore.drift.types import Change, ChangeKind, DriftSettings, RunPoint
 
 Pair = tuple[str, str]  # (model, case_id)
@@ -88,6 +106,7 @@ class _Test:
     attainable: float  # a lower bound of the smallest p-value this test could give at all
     split: int  # segment index of the best split's first run after
     min_after: int  # runs a candidate change point needs after it (1 for a provisional test)
+    correlation: float = 0.0  # how alike the model answers a night's attempts; `segment` holds the counts it leaves
 
 
 def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
@@ -112,7 +131,8 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
             nights.setdefault(point.run_id, []).append((pair, index))
     found: list[_Found] = []
     for run_id in dict.fromkeys(p.run_id for p in ordered):
-        tests = [test for pair, index in nights[run_id] if (test := _night_test(states[pair], pair, index, settings)) is not None]
+        correlation = _correlations(states, nights[run_id], settings)
+        tests = [test for pair, index in nights[run_id] if (test := _night_test(states[pair], pair, index, settings, correlation[pair[0]])) is not None]
         # A test that cannot reach max_p whatever its data can never flag, so it leaves the count as well.
         attainable = [t.attainable if t.attainable <= settings.max_p else 1.0 for t in tests]
         q_values, family = discrete_bh([t.p_value for t in tests], attainable, settings.fdr)
@@ -145,7 +165,7 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
             if state.pending is not None:  # its next run did not confirm it
                 found[state.pending] = replace(found[state.pending], change=replace(found[state.pending].change, status="withdrawn"))
                 state.pending = None
-            provisional = _provisional_test(state, pair, index, settings)
+            provisional = _provisional_test(state, pair, index, settings, correlation[pair[0]])
             if provisional is not None and provisional.p_value * max(len(tests), 1) <= settings.fdr:
                 entry = _change(state, provisional, min(1.0, provisional.p_value * max(len(tests), 1)), max(len(tests), 1), settings)
                 state.pending = len(found)
@@ -154,30 +174,42 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
     return _with_since(kept, states)
 
 
-def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
-    direction: Direction = "rise" if state.open_drops else "drop"
+def _segment(state: _PairState, newest: int, settings: DriftSettings, correlation: float = 0.0) -> tuple[int, tuple[Counts, ...]]:
+    """The index of the first run of the case's current segment, and its runs' counts (those a correlation leaves)."""
     start = max(state.regime_start, newest - settings.window + 1)
-    segment = tuple(Counts(p.passes, p.attempts) for p in state.history[start : newest + 1])
+    return start, tuple(effective_counts(Counts(p.passes, p.attempts), correlation) for p in state.history[start : newest + 1])
+
+
+def _correlations(states: dict[Pair, _PairState], tonight: Sequence[tuple[Pair, int]], settings: DriftSettings) -> dict[str, float]:
+    """Per model, how alike it answers a night's attempts (`stats.night_correlation`), from the segments of its cases tested tonight."""
+    segments: dict[str, list[tuple[Counts, ...]]] = {}
+    for pair, index in tonight:
+        segments.setdefault(pair[0], []).append(_segment(states[pair], index, settings)[1])
+    return {model: night_correlation(found) if settings.alike_attempts else 0.0 for model, found in segments.items()}
+
+
+def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> _Test | None:
+    direction: Direction = "rise" if state.open_drops else "drop"
+    start, segment = _segment(state, newest, settings, correlation)
     min_before = settings.min_baseline if direction == "drop" else 1
     splits = range(min_before, len(segment) - settings.min_after + 1)
     result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
     if result is None:
         return None
-    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after)
+    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after, correlation)
 
 
-def _provisional_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
+def _provisional_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> _Test | None:
     """The newest run alone against the pooled runs of its regime before it (module docstring, step 6); None unless p <= provisional_p."""
     if state.open_drops:
         return None
-    start = max(state.regime_start, newest - settings.window + 1)
-    segment = tuple(Counts(p.passes, p.attempts) for p in state.history[start : newest + 1])
+    start, segment = _segment(state, newest, settings, correlation)
     if len(segment) - 1 < settings.min_baseline:
         return None
     p_value = split_p_value(pooled(segment[:-1]), segment[-1])
     if p_value > settings.provisional_p:
         return None
-    return _Test(pair, newest, start, "drop", segment, p_value, p_value, len(segment) - 1, 1)
+    return _Test(pair, newest, start, "drop", segment, p_value, p_value, len(segment) - 1, 1, correlation)
 
 
 def _persistent(test: _Test, margin: float) -> bool:
@@ -196,7 +228,8 @@ def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings
         last_good=(last_good.run_id, last_good.run_date),
         first_after=(first_after.run_id, first_after.run_date),
     )
-    before, after = pooled(test.segment[:split]), pooled(test.segment[split:])
+    observed = [Counts(p.passes, p.attempts) for p in state.history[test.start : test.newest + 1]]  # as run, whatever the correlation
+    before, after = pooled(observed[:split]), pooled(observed[split:])
     newest = state.history[test.newest]
     change = Change(
         kind=kind,
@@ -227,6 +260,7 @@ def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings
         since_attempts=after.attempts,
         simulated=newest.simulated,
         status="open" if kind == "drop" else None,
+        night_correlation=test.correlation,
     )
     return _Found(change, attribution, test.start + split)
 

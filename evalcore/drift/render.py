@@ -26,6 +26,10 @@ def headline(change: Change) -> str:
     if change.provisional_run_id:
         status += f" (flagged provisionally a run earlier, by run {change.provisional_run_id})"
     correction = "Bonferroni" if change.provisional else "Benjamini-Hochberg"
+    if change.night_correlation > 0:
+        status += (
+            f" {change.model} answered a night's attempts alike (correlation {change.night_correlation:.2f}), so the test counted fewer attempts than were run."
+        )
     return (
         f"{what} at the change point before run {change.change_run_id} ({change.change_date}; last run before it: {change.last_good_run_id}, "
         f"{change.last_good_date}): before {rate_text(change.before_passes, change.before_attempts, change.before_interval)} -> "

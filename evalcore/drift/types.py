@@ -81,6 +81,8 @@ class DriftSettings:
       than one outlier night does (`evalcore.drift.stats.step_over_outlier`).
     - `plausible`: log-likelihood units below the best change point within which a change point is plausible
       (where a fingerprint changed within them, the change is placed there).
+    - `alike_attempts`: estimate how alike each model answers a night's attempts and test the counts that leaves
+      (`evalcore.drift.stats.night_correlation`); off, every attempt counts as independent.
     """
 
     min_baseline: int = 2
@@ -91,6 +93,7 @@ class DriftSettings:
     provisional_p: float = 1e-5
     persistence: float = 1.0
     plausible: float = 5.0
+    alike_attempts: bool = True
 
     def __post_init__(self) -> None:
         if self.min_baseline < 1 or self.min_after < 1 or self.window < self.min_baseline + self.min_after:
@@ -150,6 +153,7 @@ class Change:
     closed_date: date | None = None
     provisional: bool = False
     provisional_run_id: str | None = None  # the run that flagged this drop provisionally, a night before it was confirmed
+    night_correlation: float = 0.0  # how alike the model answered a night's attempts; above 0 the test counted fewer attempts
 
     @property
     def before_rate(self) -> float:
