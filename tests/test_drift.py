@@ -213,6 +213,13 @@ def test_a_recovery_closes_the_flag_with_the_run_that_fixed_it():
     assert recovery.action.startswith("`case` recovered on 2026-10-14; pass rate 40% → 100% since")
 
 
+def test_a_second_drop_while_the_first_flag_is_open_opens_its_own_flag():
+    passes = [5] * 8 + [3] * 6 + [0] * 3
+    changes = detect_changes(history(passes, changes={8: {"model_version": "v2"}, 14: {"server": "fp-2", "server_tools_json": TOOLS_V2}}))
+    assert [(c.kind, c.change_run_id, c.cause, c.status) for c in changes] == [("drop", "run-08", "model", "open"), ("drop", "run-14", "server", "open")]
+    assert changes[1].before_passes == 18 and changes[1].before_attempts == 30  # against the runs since the first change point
+
+
 def test_the_minimum_baseline_is_configurable():
     passes = [5, 5, 0, 0, 0]
     assert [(f.change_run_id, f.delay_runs) for f in drops(history(passes), DriftSettings(min_baseline=2))] == [("run-02", 2)]

@@ -12,8 +12,9 @@ every (model, case) with a run that night is one test:
    pooled counts before against the pooled counts after, one-sided Fisher
    exact test, and the smallest p is corrected exactly for the number of
    splits looked at (`evalcore.drift.stats.scan_test`). While the case has an
-   open drop, the test looks for a rise instead (a recovery), with one run
-   of the dropped regime enough before a candidate.
+   open drop, the test looks for a rise as well (a recovery), with one run
+   of the dropped regime enough before a candidate; both are in the night's
+   count.
 3. **FDR.** The night's p-values get Benjamini-Hochberg q-values; a test with
    q <= `fdr` is significant. Tests that could not reach `fdr` whatever
    their data (a case that never failed cannot show a drop) are left out of
@@ -49,9 +50,9 @@ every (model, case) with a run that night is one test:
 
 A drop opens a flag and starts a new regime at its change point; a later
 recovery (a significant rise) closes every open flag of the case, naming the
-run that fixed it, and starts a regime again. While a flag is open only a
-recovery is looked for: a further drop shows on the timeline, and is tested
-again once the case recovers.
+run that fixed it, and starts a regime again. While a flag is open a further
+drop is looked for too (against the runs since the first drop's change point),
+and opens a flag of its own.
 
 The defaults (`DriftSettings`) are those `bench/drift_sim.py` measured against
 the targets on simulated nightly histories.
@@ -132,13 +133,13 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
     found: list[_Found] = []
     for run_id in dict.fromkeys(p.run_id for p in ordered):
         correlation = _correlations(states, nights[run_id], settings)
-        tests = [test for pair, index in nights[run_id] if (test := _night_test(states[pair], pair, index, settings, correlation[pair[0]])) is not None]
+        tests = [test for pair, index in nights[run_id] for test in _night_tests(states[pair], pair, index, settings, correlation[pair[0]])]
         # A test that cannot reach max_p whatever its data can never flag, so it leaves the count as well.
         attainable = [t.attainable if t.attainable <= settings.max_p else 1.0 for t in tests]
         q_values, family = discrete_bh([t.p_value for t in tests], attainable, settings.fdr)
         flagged: set[Pair] = set()
         for test, q_value in zip(tests, q_values, strict=True):
-            if q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
+            if test.pair in flagged or q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
                 continue
             state = states[test.pair]
             entry = _change(state, test, q_value, family, settings)
@@ -188,15 +189,18 @@ def _correlations(states: dict[Pair, _PairState], tonight: Sequence[tuple[Pair, 
     return {model: night_correlation(found) if settings.alike_attempts else 0.0 for model, found in segments.items()}
 
 
-def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> _Test | None:
-    direction: Direction = "rise" if state.open_drops else "drop"
+def _night_tests(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> list[_Test]:
+    """The night's test of a case: a drop; while a drop is open, a recovery and a further drop (module docstring, step 2)."""
     start, segment = _segment(state, newest, settings, correlation)
-    min_before = settings.min_baseline if direction == "drop" else 1
-    splits = range(min_before, len(segment) - settings.min_after + 1)
-    result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
-    if result is None:
-        return None
-    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after, correlation)
+    directions: tuple[Direction, ...] = ("rise", "drop") if state.open_drops else ("drop",)
+    tests = []
+    for direction in directions:
+        min_before = settings.min_baseline if direction == "drop" else 1
+        splits = range(min_before, len(segment) - settings.min_after + 1)
+        result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
+        if result is not None:
+            tests.append(_Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after, correlation))
+    return tests
 
 
 def _provisional_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> _Test | None:
