@@ -39,7 +39,6 @@ every (model, case) with a run that night is one test:
    change point past the server change that caused it). The cause compares
    every fingerprint of the last run before the change point with the first
    run after it (`evalcore.drift.attribution`).
-
 7. **Provisional.** A case with no flag that night, open or pending, whose
    newest run alone shows a drop against the pooled runs of its regime before
    it (at least `min_baseline` of them) with p <= `provisional_p` and
