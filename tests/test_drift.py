@@ -39,6 +39,10 @@ def drops(points: list[RunPoint], settings: DriftSettings | None = None):
     return [c for c in detect_changes(points, settings) if c.kind == "drop"]
 
 
+def drops_with_withdrawn(points: list[RunPoint]):
+    return [c for c in detect_changes(points, withdrawn=True) if c.kind == "drop"]
+
+
 def test_fisher_split_test_matches_the_hypergeometric_tail_by_hand():
     # 35/35 before, 1/5 after: N=40, K=36, n=5; only x=1 is possible: C(36,1)·C(4,4)/C(40,5)
     assert split_p_value(Counts(35, 35), Counts(1, 5)) == pytest.approx(36 / math.comb(40, 5))
@@ -110,7 +114,33 @@ def test_a_persistent_drop_from_five_of_five_to_three_is_found_after_two_or_thre
 def test_one_bad_night_among_good_ones_is_never_a_change():
     for bad in (0, 1, 2, 3):
         assert drops(history([5] * 10 + [bad] + [5] * 10)) == []
-    assert drops(history([5] * 10 + [0])) == []  # the newest night alone: not yet a change either
+    (flag,) = drops(history([5] * 10 + [0]))  # the newest night alone: a provisional flag, withdrawn by the next good run
+    assert flag.provisional and flag.status == "open"
+    (withdrawn,) = drops_with_withdrawn(history([5] * 10 + [0, 5]))
+    assert withdrawn.provisional and withdrawn.status == "withdrawn" and withdrawn.detected_run_id == "run-10"
+
+
+def test_a_drop_one_run_settles_is_flagged_provisionally_that_night_and_confirmed_by_the_next():
+    (flag,) = drops(history([5] * 7 + [0], changes={7: {"model_version": "v2"}}))
+    assert (flag.provisional, flag.status, flag.detected_run_id, flag.change_run_id, flag.delay_runs) == (True, "open", "run-07", "run-07", 1)
+    assert (flag.before_passes, flag.before_attempts, flag.after_passes, flag.after_attempts) == (35, 35, 0, 5)
+    assert flag.p_value == pytest.approx(1 / math.comb(40, 5)) and flag.cause == "model" and flag.tests == 1
+    (confirmed,) = drops(history([5] * 7 + [0, 1], changes={7: {"model_version": "v2"}}))
+    assert (confirmed.provisional, confirmed.provisional_run_id, confirmed.detected_run_id, confirmed.change_run_id) == (False, "run-07", "run-08", "run-07")
+    # A drop that one run does not settle waits for the second: 3/5 after 35/35, or 0/5 after only 10/10.
+    assert drops(history([5] * 7 + [3])) == [] and drops(history([5] * 2 + [0])) == []
+    # An open drop is not flagged again by a worse night.
+    assert [f.change_run_id for f in drops(history([5] * 7 + [2, 2, 2, 0]))] == ["run-07"]
+
+
+def test_a_night_whose_attempts_all_errored_is_a_gap_not_a_zero():
+    """A run with no scored attempt for the case (attempts 0) and an incomplete run are not runs of its history at all."""
+    assert drops(history([5, 5, 0, 0])) != []  # two baseline runs: the drop is found
+    errored = history([5, 5, 0, 0])
+    with_gap = [errored[0], replace(errored[1], passes=0, attempts=0, complete=False), *errored[2:]]
+    assert drops(with_gap) == []  # one baseline run only: min_baseline 2 is not met
+    incomplete = [errored[0], replace(errored[1], passes=4, attempts=4, complete=False), *errored[2:]]
+    assert drops(incomplete) == []
 
 
 def test_noise_at_a_steady_rate_is_not_flagged():
@@ -120,6 +150,22 @@ def test_noise_at_a_steady_rate_is_not_flagged():
         for _ in range(50):
             flags += len(drops(history([sum(rng.random() < rate for _ in range(5)) for _ in range(21)])))
     assert flags <= 4  # of 200 one-case histories of 21 nights (3 today); bench/drift_sim.py measures the rate on whole stores
+
+
+def test_a_model_that_answers_a_nights_attempts_alike_counts_fewer_attempts():
+    """A temperature-0 model: every night 5/5 or 0/5. Its flaky case fails whole nights; read as 5 independent attempts
+    that looks like a drop (35/35 then 0/5, 0/5), and its other cases show that its attempts are alike."""
+    rng = random.Random(11)
+    flaky = history([5] * 7 + [0, 0], case="flaky")
+    others = [history([5 * (rng.random() < rate) for _ in range(9)], case=f"other-{i}") for i, rate in enumerate((0.5, 0.6, 0.7, 0.5, 0.6, 0.4))]
+    points = sorted([*flaky, *(p for h in others for p in h)], key=lambda p: p.run_id)
+    assert "flaky" in {f.case_id for f in drops(points, DriftSettings(alike_attempts=False))}  # (and some of the others)
+    assert drops(points) == []
+    # The same model with independent attempts (mixed runs on its other cases): the drop is found.
+    mixed = [history([sum(rng.random() < rate for _ in range(5)) for _ in range(9)], case=f"other-{i}") for i, rate in enumerate((0.5, 0.6, 0.7))]
+    points = sorted([*flaky, *(p for h in mixed for p in h)], key=lambda p: p.run_id)
+    (flag,) = drops(points)
+    assert flag.case_id == "flaky" and flag.night_correlation == 0.0
 
 
 def test_attribution_compares_the_last_good_run_with_the_first_after_the_change():
@@ -168,6 +214,13 @@ def test_a_recovery_closes_the_flag_with_the_run_that_fixed_it():
     assert recovery.action.startswith("`case` recovered on 2026-10-14; pass rate 40% → 100% since")
 
 
+def test_a_second_drop_while_the_first_flag_is_open_opens_its_own_flag():
+    passes = [5] * 8 + [3] * 6 + [0] * 3
+    changes = detect_changes(history(passes, changes={8: {"model_version": "v2"}, 14: {"server": "fp-2", "server_tools_json": TOOLS_V2}}))
+    assert [(c.kind, c.change_run_id, c.cause, c.status) for c in changes] == [("drop", "run-08", "model", "open"), ("drop", "run-14", "server", "open")]
+    assert changes[1].before_passes == 18 and changes[1].before_attempts == 30  # against the runs since the first change point
+
+
 def test_the_minimum_baseline_is_configurable():
     passes = [5, 5, 0, 0, 0]
     assert [(f.change_run_id, f.delay_runs) for f in drops(history(passes), DriftSettings(min_baseline=2))] == [("run-02", 2)]
@@ -206,8 +259,10 @@ def _pool(runs):
     return Counts(sum(r.passes for r in runs), sum(r.attempts for r in runs))
 
 
-def _store_history(db, passes_per_run: list[int], *, last_status: str = "complete", new_version_from: int | None = None) -> None:
-    """A store with one model x case per run, written through the store's own functions."""
+def _store_history(
+    db, passes_per_run: list[int], *, last_status: str = "complete", new_version_from: int | None = None, errored: dict[int, int] | None = None
+) -> None:
+    """A store with one model x case per run, written through the store's own functions; `errored[i]`: run i's first attempts errored."""
     from evalcore.records import AttemptRecord, AttemptScore, Score
     from evalcore.store import behaviour as store
 
@@ -239,8 +294,8 @@ def _store_history(db, passes_per_run: list[int], *, last_status: str = "complet
                 score=AttemptScore((Score("selection", 1.0, True), Score("arguments", 1.0, True)), attempt <= passes),
                 tool_calls=(),
                 final_text=None,
-                stop_reason="final",
-                error=None,
+                stop_reason="model_error" if attempt <= (errored or {}).get(index, 0) else "final",
+                error="provider returned 503" if attempt <= (errored or {}).get(index, 0) else None,
                 latency_ms=0.0,
                 input_tokens=0,
                 output_tokens=0,
@@ -285,7 +340,26 @@ def test_history_skips_incomplete_runs(tmp_path):
     assert [p.run_id for p in run_points(db)] == [f"run-{i:02d}" for i in range(4)]
 
 
-def test_the_nightly_run_report_carries_the_changes_that_run_found(tmp_path, reference_url, capsys):
+def test_a_run_with_errored_attempts_is_never_a_baseline_and_an_all_errored_night_is_a_gap(tmp_path):
+    from evalcore.store.history import run_points
+
+    db = tmp_path / "evals.duckdb"
+    # run-00 complete; run-01..04 passed every scored attempt but each had errored ones (run-02: all five); then 0/5 twice.
+    _store_history(db, [5, 5, 5, 5, 5, 0, 0], errored={1: 1, 2: 5, 3: 2, 4: 1})
+    points = run_points(db)
+    assert [(p.run_id, p.passes, p.attempts, p.complete) for p in points] == [
+        ("run-00", 5, 5, True),
+        ("run-01", 4, 4, False),
+        ("run-03", 3, 3, False),
+        ("run-04", 4, 4, False),
+        ("run-05", 0, 5, True),
+        ("run-06", 0, 5, True),
+    ]
+    assert detect_changes(points) == []  # one complete run before the drop: no baseline yet
+    assert drops([replace(p, complete=True) for p in points])  # had the errored runs counted, they would have been one
+
+
+def test_the_nightly_run_report_carries_the_changes_that_run_found_and_fails_on_a_drop(tmp_path, reference_url, capsys):
     from evalcore.cli import main
 
     golden = tmp_path / "tasks.yaml"
@@ -293,17 +367,23 @@ def test_the_nightly_run_report_carries_the_changes_that_run_found(tmp_path, ref
     script = tmp_path / "model.yaml"
     script.write_text(
         "cases:\n  weather-paris: {calls: [{name: get_weather, args: {city: Paris}}], text: Sunny.}\n"
-        'from:\n  "2026-03-05":\n    defaults: {model_version: sim-2}\n    cases:\n      weather-paris: {no_call: true, text: Probably sunny.}\n'
+        'from:\n  "2026-03-08":\n    defaults: {model_version: sim-2}\n    cases:\n      weather-paris: {no_call: true, text: Probably sunny.}\n'
     )
     db = tmp_path / "evals.duckdb"
-    reports = []
-    for day in range(1, 7):
+    reports, exits = [], []
+    for day in range(1, 10):
         out = tmp_path / f"report-{day}.json"
         arguments = ["run", "--golden", str(golden), "--models", f"sim/script:{script}", "--url", reference_url, "--db", str(db), "--out", str(out)]
-        main([*arguments, "--date", f"2026-03-0{day}"])
+        exits.append(main([*arguments, "--date", f"2026-03-0{day}"]))
         reports.append(json.loads(out.read_text()))
-    assert [r["drift"]["changes"] for r in reports[:5]] == [[]] * 5  # the night of the drop alone is not yet a change
-    (change,) = reports[5]["drift"]["changes"]
-    assert change["case_id"] == "weather-paris" and change["change_date"] == "2026-03-05" and change["cause"] == "model"
-    assert (change["before_passes"], change["before_attempts"], change["after_passes"], change["after_attempts"]) == (20, 20, 0, 10)
-    assert "drift: 1 case(s) changed persistently" in capsys.readouterr().out
+    assert [r["drift"]["changes"] for r in reports[:7]] == [[]] * 7 and exits[:7] == [0] * 7
+    # 35/35 then 0/5: one run settles it, so the run that shows it fails that night, with a provisional flag.
+    (provisional,) = reports[7]["drift"]["changes"]
+    assert provisional["provisional"] is True and provisional["change_date"] == "2026-03-08" and provisional["cause"] == "model"
+    assert (provisional["before_passes"], provisional["before_attempts"], provisional["after_passes"], provisional["after_attempts"]) == (35, 35, 0, 5)
+    (change,) = reports[8]["drift"]["changes"]
+    assert change["provisional"] is False and change["provisional_run_id"] == reports[7]["runId"] and change["change_date"] == "2026-03-08"
+    assert (change["before_passes"], change["before_attempts"], change["after_passes"], change["after_attempts"]) == (35, 35, 0, 10)
+    assert exits[7:] == [1, 1]
+    printed = capsys.readouterr().out
+    assert "provisional drop (one run shows it" in printed and "drift fails this run: it flagged a drop" in printed

@@ -1,7 +1,8 @@
 """Command: `python -m evalcore drift` — persistent changes of each case's pass rate in the stored behaviour history, with their cause.
 
 Exit codes: 0 when the latest run raised no new drop (older flags, open or
-recovered, are listed but do not fail), 1 when it raised at least one.
+recovered, are listed but do not fail), 1 when it raised at least one,
+provisional or confirmed. `run` fails its run on the same rule (`run_drift_fails`).
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from evalcore.drift import Change, DriftSettings
+from evalcore.drift.types import DRIFT_SCHEMA_VERSION
+from evalcore.records import RunGate
 
 EVIDENCE_LINES = 12
 
@@ -73,6 +76,8 @@ def render_change(change: Change, latest_run: str | None) -> str:
     from evalcore.drift.render import headline
 
     marker = " (found by the latest run)" if change.detected_run_id == latest_run else ""
+    if change.provisional:
+        marker += " (provisional: one run shows it; the next run confirms or withdraws it)"
     lines = [
         f"{change.change_date}  {change.model}  {change.case_id}: {change.kind.upper()}{marker}",
         f"    {headline(change)}",
@@ -100,7 +105,7 @@ def change_json(change: Change) -> dict[str, Any]:
 def changes_json(changes: Sequence[Change], latest_run: str | None, settings: DriftSettings) -> dict[str, Any]:
     return {
         "kind": "drift",
-        "schemaVersion": 2,
+        "schemaVersion": DRIFT_SCHEMA_VERSION,
         "latestRun": latest_run,
         "latestRunFlagged": any(c.kind == "drop" and c.detected_run_id == latest_run for c in changes),
         "settings": {f.name: getattr(settings, f.name) for f in fields(settings)},
@@ -118,10 +123,30 @@ def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
     return changes_json([c for c in changes if c.detected_run_id == run_id], run_id, settings)
 
 
+def run_drift_fails(drift: Mapping[str, Any]) -> bool:
+    """Whether the changes a run found fail it: a drop it flagged, provisional or confirmed (a recovery does not)."""
+    return any(c.get("kind") == "drop" for c in drift.get("changes") or [])
+
+
+def with_drift(gate: RunGate | None, drift: Mapping[str, Any]) -> RunGate | None:
+    """The run gate once the history is read: a drop this run flagged (provisional or confirmed) fails it, and such a
+    run is never green, so the nightly job that caused the drop exits 1 that night and `gate` reads the same verdict."""
+    if gate is None or not run_drift_fails(drift):
+        return gate
+    drops = sum(1 for c in drift.get("changes") or [] if c.get("kind") == "drop")
+    reason = f"drift: this run flagged {drops} drop(s) against the cases' own history (see the report's drift); {gate.reason}"
+    return replace(gate, status="fail", passed=False, green=False, reason=reason)
+
+
 def render_run_drift(drift: Mapping[str, Any]) -> str | None:
     """What `run` prints about the changes it found (None without any)."""
     changes = drift.get("changes") or []
     if not changes:
         return None
-    header = f"\ndrift: {len(changes)} case(s) changed persistently against their own history, found by this run"
-    return header + "\n" + "\n".join(f"  {c['change_date']}  {c['model']}  {c['case_id']}: {c['attribution']}: {c['action']}" for c in changes)
+    header = f"\ndrift: {len(changes)} case(s) changed against their own history, found by this run"
+    provisional = "provisional drop (one run shows it; the next run confirms or withdraws it): "
+    lines = [
+        f"  {c['change_date']}  {c['model']}  {c['case_id']}: {provisional if c.get('provisional') else ''}{c['attribution']}: {c['action']}" for c in changes
+    ]
+    footer = "\ndrift fails this run: it flagged a drop" if run_drift_fails(drift) else ""
+    return header + "\n" + "\n".join(lines) + footer

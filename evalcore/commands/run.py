@@ -125,10 +125,11 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
     from dataclasses import replace
 
-    from evalcore.commands.drift import drift_of_run, render_run_drift
+    from evalcore.commands.drift import drift_of_run, render_run_drift, with_drift
     from evalcore.store.behaviour import save_report
 
-    report = replace(report, drift=drift_of_run(config.db_path, config.golden_id, report.run_id))
+    drift = drift_of_run(config.db_path, config.golden_id, report.run_id)
+    report = replace(report, drift=drift, gate=with_drift(report.gate, drift))
     save_report(config.db_path, report)  # the stored report and the --out file are one document, drift included
     document = report.to_json()
     print(render_summary(document))

@@ -1,7 +1,9 @@
 """Pure logic: change-point detection over each (model, case)'s sequence of runs, night by night, with FDR control (Layer 1).
 
-The runs are replayed in order, as the nights they were. On each night, every
-(model, case) with a run that night is one test:
+The runs are replayed in order, as the nights they were. A run that is not
+complete (it stopped, or an attempt errored) and a (model, case) with no
+scored attempt are gaps: never a baseline, never evidence. On each night,
+every (model, case) with a run that night is one test:
 
 1. **Segment.** Its runs of the current regime (from its last change point
    on, at most `window` runs back, the newest included).
@@ -10,8 +12,9 @@ The runs are replayed in order, as the nights they were. On each night, every
    pooled counts before against the pooled counts after, one-sided Fisher
    exact test, and the smallest p is corrected exactly for the number of
    splits looked at (`evalcore.drift.stats.scan_test`). While the case has an
-   open drop, the test looks for a rise instead (a recovery), with one run
-   of the dropped regime enough before a candidate.
+   open drop, the test looks for a rise as well (a recovery), with one run
+   of the dropped regime enough before a candidate; both are in the night's
+   count.
 3. **FDR.** The night's p-values get Benjamini-Hochberg q-values; a test with
    q <= `fdr` is significant. Tests that could not reach `fdr` whatever
    their data (a case that never failed cannot show a drop) are left out of
@@ -22,19 +25,33 @@ The runs are replayed in order, as the nights they were. On each night, every
    best split better than one outlier night does (`stats.step_over_outlier`
    above `persistence`), so one bad night among good ones is never a change,
    whatever its size.
-5. **Location and cause.** The change point is the one that maximises the
+5. **Alike attempts.** A model that answers a night's attempts alike
+   (temperature 0) shows fewer mixed runs than independent attempts would;
+   from the segments of its cases that night the detector estimates how
+   alike (`stats.night_correlation`) and, when the deficit is significant,
+   tests counts divided by the design effect (`stats.effective_counts`,
+   Rao and Scott 1992), so a case it fails whole nights at a time is not
+   read as a drop.
+6. **Location and cause.** The change point is the one that maximises the
    two-rate binomial log-likelihood; where a fingerprint changed at a change
    point within `plausible` log-likelihood units of it, the change is placed
    there (a first degraded run that happened to pass 5/5 does not move the
    change point past the server change that caused it). The cause compares
    every fingerprint of the last run before the change point with the first
    run after it (`evalcore.drift.attribution`).
+7. **Provisional.** A case with no flag that night, open or pending, whose
+   newest run alone shows a drop against the pooled runs of its regime before
+   it (at least `min_baseline` of them) with p <= `provisional_p` and
+   Bonferroni's bound over the night's tests at most `fdr`, is flagged that
+   night as provisional. Its next run settles it: the full test above finds
+   the drop (the flag is confirmed, and becomes that drop) or it does not
+   (the flag is withdrawn, and the regime goes on).
 
 A drop opens a flag and starts a new regime at its change point; a later
 recovery (a significant rise) closes every open flag of the case, naming the
-run that fixed it, and starts a regime again. While a flag is open only a
-recovery is looked for: a further drop shows on the timeline, and is tested
-again once the case recovers.
+run that fixed it, and starts a regime again. While a flag is open a further
+drop is looked for too (against the runs since the first drop's change point),
+and opens a flag of its own.
 
 The defaults (`DriftSettings`) are those `bench/drift_sim.py` measured against
 the targets on simulated nightly histories.
@@ -46,7 +63,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from evalcore.drift.attribution import Attribution, action_sentence, attribute, changed_components
-from evalcore.drift.stats import Counts, Direction, discrete_bh, pooled, scan_test, split_log_likelihood, step_over_outlier
+from evalcore.drift.stats import (
+    Counts,
+    Direction,
+    discrete_bh,
+    effective_counts,
+    night_correlation,
+    pooled,
+    scan_test,
+    split_log_likelihood,
+    split_p_value,
+    step_over_outlier,
+)
 from evalcore.drift.types import Change, ChangeKind, DriftSettings, RunPoint
 
 Pair = tuple[str, str]  # (model, case_id)
@@ -57,6 +85,7 @@ class _PairState:
     history: list[RunPoint]
     regime_start: int = 0
     open_drops: list[int] = field(default_factory=list)  # indices into the changes found so far
+    pending: int | None = None  # index of a provisional drop its next run settles
 
 
 @dataclass(frozen=True)
@@ -76,6 +105,8 @@ class _Test:
     p_value: float
     attainable: float  # a lower bound of the smallest p-value this test could give at all
     split: int  # segment index of the best split's first run after
+    min_after: int  # runs a candidate change point needs after it (1 for a provisional test)
+    correlation: float = 0.0  # how alike the model answers a night's attempts; `segment` holds the counts it leaves
 
 
 def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
@@ -86,10 +117,13 @@ def group_histories(points: Iterable[RunPoint]) -> dict[Pair, list[RunPoint]]:
     return histories
 
 
-def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = None) -> list[Change]:
-    """Every drop and recovery of every (model, case), in the order they were detected; see the module docstring."""
+def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = None, *, withdrawn: bool = False) -> list[Change]:
+    """Every drop and recovery of every (model, case), in the order they were first flagged; see the module docstring.
+
+    Withdrawn provisional drops are left out, unless `withdrawn` asks for them (status "withdrawn").
+    """
     settings = settings or DriftSettings()
-    ordered = list(points)
+    ordered = [p for p in points if p.complete and p.attempts > 0]  # the gaps (module docstring)
     states = {pair: _PairState(history) for pair, history in group_histories(ordered).items()}
     nights: dict[str, list[tuple[Pair, int]]] = {}
     for pair, state in states.items():
@@ -97,37 +131,88 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
             nights.setdefault(point.run_id, []).append((pair, index))
     found: list[_Found] = []
     for run_id in dict.fromkeys(p.run_id for p in ordered):
-        tests = [test for pair, index in nights[run_id] if (test := _night_test(states[pair], pair, index, settings)) is not None]
+        correlation = _correlations(states, nights[run_id], settings)
+        tests = [test for pair, index in nights[run_id] for test in _night_tests(states[pair], pair, index, settings, correlation[pair[0]])]
         # A test that cannot reach max_p whatever its data can never flag, so it leaves the count as well.
         attainable = [t.attainable if t.attainable <= settings.max_p else 1.0 for t in tests]
         q_values, family = discrete_bh([t.p_value for t in tests], attainable, settings.fdr)
+        flagged: set[Pair] = set()
         for test, q_value in zip(tests, q_values, strict=True):
-            if q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
+            if test.pair in flagged or q_value > settings.fdr or test.p_value > settings.max_p or not _persistent(test, settings.persistence):
                 continue
             state = states[test.pair]
             entry = _change(state, test, q_value, family, settings)
-            if entry.change.kind == "drop":
+            flagged.add(test.pair)
+            if entry.change.kind == "drop" and state.pending is not None:  # the provisional flag is confirmed: it becomes this drop
+                entry = replace(entry, change=replace(entry.change, provisional_run_id=found[state.pending].change.detected_run_id))
+                found[state.pending] = entry
+                state.open_drops.append(state.pending)
+                state.pending = None
+            elif entry.change.kind == "drop":
                 state.open_drops.append(len(found))
+                found.append(entry)
             else:
                 for index in state.open_drops:
                     closed = replace(found[index].change, status="recovered", closed_by_run_id=entry.change.change_run_id, closed_date=entry.change.change_date)
                     found[index] = replace(found[index], change=closed)
                 state.open_drops = []
+                found.append(entry)
             state.regime_start = entry.first_after
-            found.append(entry)
-    return _with_since(found, states)
+        for pair, index in nights[run_id]:
+            state = states[pair]
+            if pair in flagged:
+                continue
+            if state.pending is not None:  # its next run did not confirm it
+                found[state.pending] = replace(found[state.pending], change=replace(found[state.pending].change, status="withdrawn"))
+                state.pending = None
+            provisional = _provisional_test(state, pair, index, settings, correlation[pair[0]])
+            if provisional is not None and provisional.p_value * max(len(tests), 1) <= settings.fdr:
+                entry = _change(state, provisional, min(1.0, provisional.p_value * max(len(tests), 1)), max(len(tests), 1), settings)
+                state.pending = len(found)
+                found.append(replace(entry, change=replace(entry.change, provisional=True)))
+    kept = [entry for entry in found if withdrawn or entry.change.status != "withdrawn"]
+    return _with_since(kept, states)
 
 
-def _night_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings) -> _Test | None:
-    direction: Direction = "rise" if state.open_drops else "drop"
+def _segment(state: _PairState, newest: int, settings: DriftSettings, correlation: float = 0.0) -> tuple[int, tuple[Counts, ...]]:
+    """The index of the first run of the case's current segment, and its runs' counts (those a correlation leaves)."""
     start = max(state.regime_start, newest - settings.window + 1)
-    segment = tuple(Counts(p.passes, p.attempts) for p in state.history[start : newest + 1])
-    min_before = settings.min_baseline if direction == "drop" else 1
-    splits = range(min_before, len(segment) - settings.min_after + 1)
-    result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
-    if result is None:
+    return start, tuple(effective_counts(Counts(p.passes, p.attempts), correlation) for p in state.history[start : newest + 1])
+
+
+def _correlations(states: dict[Pair, _PairState], tonight: Sequence[tuple[Pair, int]], settings: DriftSettings) -> dict[str, float]:
+    """Per model, how alike it answers a night's attempts (`stats.night_correlation`), from the segments of its cases tested tonight."""
+    segments: dict[str, list[tuple[Counts, ...]]] = {}
+    for pair, index in tonight:
+        segments.setdefault(pair[0], []).append(_segment(states[pair], index, settings)[1])
+    return {model: night_correlation(found) if settings.alike_attempts else 0.0 for model, found in segments.items()}
+
+
+def _night_tests(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> list[_Test]:
+    """The night's test of a case: a drop; while a drop is open, a recovery and a further drop (module docstring, step 2)."""
+    start, segment = _segment(state, newest, settings, correlation)
+    directions: tuple[Direction, ...] = ("rise", "drop") if state.open_drops else ("drop",)
+    tests = []
+    for direction in directions:
+        min_before = settings.min_baseline if direction == "drop" else 1
+        splits = range(min_before, len(segment) - settings.min_after + 1)
+        result = scan_test(segment, splits, direction, screen=min(settings.fdr, settings.max_p))
+        if result is not None:
+            tests.append(_Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split, settings.min_after, correlation))
+    return tests
+
+
+def _provisional_test(state: _PairState, pair: Pair, newest: int, settings: DriftSettings, correlation: float = 0.0) -> _Test | None:
+    """The newest run alone against the pooled runs of its regime before it (module docstring, step 6); None unless p <= provisional_p."""
+    if state.open_drops:
         return None
-    return _Test(pair, newest, start, direction, segment, result.p_value, result.attainable, result.split)
+    start, segment = _segment(state, newest, settings, correlation)
+    if len(segment) - 1 < settings.min_baseline:
+        return None
+    p_value = split_p_value(pooled(segment[:-1]), segment[-1])
+    if p_value > settings.provisional_p:
+        return None
+    return _Test(pair, newest, start, "drop", segment, p_value, p_value, len(segment) - 1, 1, correlation)
 
 
 def _persistent(test: _Test, margin: float) -> bool:
@@ -146,7 +231,8 @@ def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings
         last_good=(last_good.run_id, last_good.run_date),
         first_after=(first_after.run_id, first_after.run_date),
     )
-    before, after = pooled(test.segment[:split]), pooled(test.segment[split:])
+    observed = [Counts(p.passes, p.attempts) for p in state.history[test.start : test.newest + 1]]  # as run, whatever the correlation
+    before, after = pooled(observed[:split]), pooled(observed[split:])
     newest = state.history[test.newest]
     change = Change(
         kind=kind,
@@ -177,6 +263,7 @@ def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings
         since_attempts=after.attempts,
         simulated=newest.simulated,
         status="open" if kind == "drop" else None,
+        night_correlation=test.correlation,
     )
     return _Found(change, attribution, test.start + split)
 
@@ -192,7 +279,7 @@ def _locate(history: Sequence[RunPoint], test: _Test, settings: DriftSettings) -
 def _plausible_splits(test: _Test, settings: DriftSettings) -> dict[int, float]:
     """Splits in the test's direction (at least one run before, `min_after` after) within `plausible` of the best, with ℓ(k)."""
     likelihood: dict[int, float] = {}
-    for k in range(1, len(test.segment) - settings.min_after + 1):
+    for k in range(1, len(test.segment) - test.min_after + 1):
         before, after = pooled(test.segment[:k]), pooled(test.segment[k:])
         if before.rate is None or after.rate is None or (after.rate < before.rate) != (test.direction == "drop") or after.rate == before.rate:
             continue
@@ -222,7 +309,9 @@ def _with_since(found: list[_Found], states: dict[Pair, _PairState]) -> list[Cha
     for index, entry in enumerate(found):
         change = entry.change
         history = states[(change.model, change.case_id)].history
-        later = [e.first_after for e in found[index + 1 :] if (e.change.model, e.change.case_id) == (change.model, change.case_id)]
+        later = [
+            e.first_after for e in found[index + 1 :] if (e.change.model, e.change.case_id) == (change.model, change.case_id) and e.change.status != "withdrawn"
+        ]
         since = pooled([Counts(p.passes, p.attempts) for p in history[entry.first_after : later[0] if later else len(history)]])
         action = action_sentence(
             change.kind,

@@ -17,12 +17,23 @@ def headline(change: Change) -> str:
         status = "closes the open drop"
     elif change.status == "recovered":
         status = f"recovered from {change.closed_date} (run {change.closed_by_run_id})"
+    elif change.status == "withdrawn":
+        status = "withdrawn: the next run did not confirm it"
+    elif change.provisional:
+        status = "provisional: one run shows it; the next run confirms or withdraws it"
     else:
         status = "open"
+    if change.provisional_run_id:
+        status += f" (flagged provisionally a run earlier, by run {change.provisional_run_id})"
+    correction = "Bonferroni" if change.provisional else "Benjamini-Hochberg"
+    if change.night_correlation > 0:
+        status += (
+            f" {change.model} answered a night's attempts alike (correlation {change.night_correlation:.2f}), so the test counted fewer attempts than were run."
+        )
     return (
         f"{what} at the change point before run {change.change_run_id} ({change.change_date}; last run before it: {change.last_good_run_id}, "
         f"{change.last_good_date}): before {rate_text(change.before_passes, change.before_attempts, change.before_interval)} -> "
         f"after {rate_text(change.after_passes, change.after_attempts, change.after_interval)}; "
-        f"p = {change.p_value:.2g}, q = {change.q_value:.2g} (Benjamini-Hochberg over {change.tests} test(s) that night); "
+        f"p = {change.p_value:.2g}, q = {change.q_value:.2g} ({correction} over {change.tests} test(s) that night); "
         f"found on {change.detected_date}, {change.delay_runs} run(s) in; {status}."
     )

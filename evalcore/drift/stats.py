@@ -50,6 +50,26 @@ N - B_k), with K and N the segment's totals.
   Technometrics 25(2):119-149). Both have one free rate beyond the baseline,
   so Λ > 0 says the step fits better. One bad night among good ones has
   Λ < 0 whatever its size.
+- `night_correlation` and `effective_counts`: the tests above take a night's
+  attempts as independent. A model that answers them alike (temperature 0)
+  gives fewer observations than attempts: a case it fails one night in ten
+  shows 5/5 nine nights and 0/5 the tenth, which the tests would read as a
+  drop. Under independence a run of n attempts at rate p is mixed (some pass,
+  some fail) with probability e = 1 - p^n - (1 - p)^n; with the mixture "all
+  alike with probability ρ, independent otherwise" it is mixed with
+  probability (1 - ρ)·e, so
+
+      ρ̂ = 1 - (mixed runs observed) / Σ e,
+
+  with p the pooled rate on each side of the segment's best change point (so
+  a clean step from 5/5 to 0/5 is not mistaken for alike attempts). ρ̂ is
+  taken as 0 unless the mixed runs are fewer than Σ e by more than 2.33
+  standard deviations (Σ e(1 - e)), one-sided at 1%, and Σ e >= 4. The
+  counts are then divided by the design effect d = 1 + ρ̂(n - 1) (Kish 1965,
+  "Survey Sampling", §8.2), the adjustment of Rao and Scott 1992 ("A simple
+  method for the analysis of clustered binary data", Biometrics 48(2):577-585),
+  rounded to whole attempts for the exact tests: 35/35 -> 0/5 at ρ̂ = 1 is
+  tested as 7/7 -> 0/1.
 """
 
 from __future__ import annotations
@@ -198,6 +218,39 @@ def step_over_outlier(before: Sequence[Counts], after: Sequence[Counts]) -> floa
     step = _binomial_log_likelihood(pooled(before)) + _binomial_log_likelihood(pooled(after))
     outlier = max(_binomial_log_likelihood(pooled([*before, *after[:j], *after[j + 1 :]])) + _binomial_log_likelihood(after[j]) for j in range(len(after)))
     return step - outlier
+
+
+CORRELATION_Z = 2.33  # one-sided 1%: mixed runs this many standard deviations below independence before ρ̂ > 0
+CORRELATION_MIN_EXPECTED = 4.0  # expected mixed runs below this carry too little evidence either way
+
+
+def night_correlation(segments: Sequence[Sequence[Counts]]) -> float:
+    """ρ̂ in [0, 1], how alike the attempts of one night are, over a model's segments (module docstring); 0 without evidence."""
+    observed = expected = variance = 0.0
+    for runs in segments:
+        split = max(range(1, len(runs)), key=lambda k: split_log_likelihood(runs, k)) if len(runs) > 1 else len(runs)
+        for side in (runs[:split], runs[split:]):
+            rate = pooled(side).rate
+            if rate is None:
+                continue
+            for run in side:
+                if run.attempts < 2:
+                    continue
+                mixed = 1 - rate**run.attempts - (1 - rate) ** run.attempts
+                observed += 0 < run.passes < run.attempts
+                expected += mixed
+                variance += mixed * (1 - mixed)
+    if expected < CORRELATION_MIN_EXPECTED or observed >= expected - CORRELATION_Z * math.sqrt(variance):
+        return 0.0
+    return 1 - observed / expected
+
+
+def effective_counts(counts: Counts, correlation: float) -> Counts:
+    """The counts divided by the design effect d = 1 + ρ(n - 1), rounded to whole attempts (at least one)."""
+    if correlation <= 0 or counts.attempts == 0:
+        return counts
+    attempts = max(1, round(counts.attempts / (1 + correlation * (counts.attempts - 1))))
+    return Counts(round(counts.passes * attempts / counts.attempts), attempts)
 
 
 def pooled(runs: Sequence[Counts]) -> Counts:

@@ -8,12 +8,12 @@ from typing import Final, Literal
 
 from evalcore.scoring.stats import wilson_interval
 
-DRIFT_SCHEMA_VERSION: Final = 2
+DRIFT_SCHEMA_VERSION: Final = 3
 
 ChangeKind = Literal["drop", "recovery"]
 Component = Literal["server", "model", "case", "settings", "evalcore"]
 Cause = Literal["server", "model", "case", "settings", "evalcore", "ambiguous", "silent"]
-Status = Literal["open", "recovered"]
+Status = Literal["open", "recovered", "withdrawn"]
 COMPONENTS: Final[tuple[Component, ...]] = ("server", "model", "case", "settings", "evalcore")
 
 
@@ -38,7 +38,13 @@ class Fingerprints:
 
 @dataclass(frozen=True)
 class RunPoint:
-    """One run of one case by one model: `passes` of `attempts`, with the run's fingerprints."""
+    """One run of one case by one model: `passes` of `attempts` (the scored ones), with the run's fingerprints.
+
+    `complete` is False when the run did not measure every attempt it was asked
+    for (it stopped, or an attempt errored, in any case): such a run is never a
+    baseline, nor evidence of a change; the detector treats it as a gap. A point
+    with no scored attempt (every attempt errored) is a gap as well, never a 0%.
+    """
 
     model: str
     case_id: str
@@ -48,6 +54,7 @@ class RunPoint:
     attempts: int
     fingerprints: Fingerprints
     simulated: bool = False  # the model is an offline sim/ model
+    complete: bool = True
 
     @property
     def pass_rate(self) -> float | None:
@@ -66,10 +73,16 @@ class DriftSettings:
       night, and BH over one night does not see those repeated looks at the same history; this limit is set from the
       false flags it gives over whole noise-only histories of 21 nights (about 0.6 per 100 at 0.0015; 1.1 at 0.003),
       the largest before more recall costs false flags without finding more drops (`bench/drift_sim.py --sweep`).
+    - `provisional_p`: a drop shown by the newest run alone (its passes against the pooled runs before it) with p at
+      most this is flagged that same night as *provisional*; the next run confirms it (the full test above finds the
+      drop) or withdraws it. Far below `max_p`, so only a drop that one run settles (35/35 -> 0/5: p = 1.5e-6) is
+      flagged before a second run; chosen on the bench's tuning seeds (`bench/drift_sim.py --sweep`).
     - `persistence`: log-likelihood units by which a lasting change must explain the runs after the change point better
       than one outlier night does (`evalcore.drift.stats.step_over_outlier`).
     - `plausible`: log-likelihood units below the best change point within which a change point is plausible
       (where a fingerprint changed within them, the change is placed there).
+    - `alike_attempts`: estimate how alike each model answers a night's attempts and test the counts that leaves
+      (`evalcore.drift.stats.night_correlation`); off, every attempt counts as independent.
     """
 
     min_baseline: int = 2
@@ -77,14 +90,16 @@ class DriftSettings:
     window: int = 28
     fdr: float = 0.05
     max_p: float = 0.0015
+    provisional_p: float = 1e-5
     persistence: float = 1.0
     plausible: float = 5.0
+    alike_attempts: bool = True
 
     def __post_init__(self) -> None:
         if self.min_baseline < 1 or self.min_after < 1 or self.window < self.min_baseline + self.min_after:
             raise ValueError(f"need min_baseline >= 1, min_after >= 1 and window >= min_baseline + min_after, got {self}")
-        if not 0 < self.fdr < 1 or not 0 < self.max_p <= 1 or self.persistence < 0 or self.plausible < 0:
-            raise ValueError(f"need 0 < fdr < 1, 0 < max_p <= 1, persistence >= 0 and plausible >= 0, got {self}")
+        if not 0 < self.fdr < 1 or not 0 < self.max_p <= 1 or not 0 <= self.provisional_p <= 1 or self.persistence < 0 or self.plausible < 0:
+            raise ValueError(f"need 0 < fdr < 1, 0 < max_p <= 1, 0 <= provisional_p <= 1, persistence >= 0 and plausible >= 0, got {self}")
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,12 @@ class Change:
     `since_*` are the counts from the change point to the newest run (or to the
     run that fixed it). A drop stays `open` until a recovery closes it
     (`closed_by_run_id`: the first run of the recovered regime).
+
+    A `provisional` drop was found by the newest run alone (one run after the
+    change point, `provisional_p`); its `q_value` is then Bonferroni's bound
+    over the night's tests. The next run of the case confirms it (it is then
+    the drop the full test found, with `provisional_run_id` naming the run
+    that first flagged it) or withdraws it (status `withdrawn`).
     """
 
     kind: ChangeKind
@@ -130,6 +151,9 @@ class Change:
     status: Status | None = None  # drops only
     closed_by_run_id: str | None = None
     closed_date: date | None = None
+    provisional: bool = False
+    provisional_run_id: str | None = None  # the run that flagged this drop provisionally, a night before it was confirmed
+    night_correlation: float = 0.0  # how alike the model answered a night's attempts; above 0 the test counted fewer attempts
 
     @property
     def before_rate(self) -> float:

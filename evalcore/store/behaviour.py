@@ -152,8 +152,10 @@ def finish_run(path: Path, report: RunReport, metric_sets: Sequence[MetricSet]) 
 
 
 def save_report(path: Path, report: RunReport) -> None:
-    """Replace a finished run's stored report (with its drift, once the history was read): the `--out` document."""
-    _execute(path, "UPDATE behaviour_runs SET report_json = ? WHERE run_id = ?", [json.dumps(report.to_json()), report.run_id])
+    """Replace a finished run's stored report and whether it is green (with its drift, once the history was read): the
+    `--out` document."""
+    green = report.gate is not None and report.gate.green
+    _execute(path, "UPDATE behaviour_runs SET report_json = ?, passed = ? WHERE run_id = ?", [json.dumps(report.to_json()), green, report.run_id])
 
 
 def fail_run(path: Path, run_id: str, *, status: str, error: str) -> None:

@@ -36,7 +36,9 @@ ORDER BY r.run_date, r.started_at, a.model, a.case_id
 def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
     """Passes/scored attempts per complete run x model x case, with the run's fingerprints, ordered by run date then start
     time; [] without a store. The counts are the run's stored metrics (`evalcore.scoring.metrics`): errored attempts are in
-    no denominator, and a case with no scored attempt is left out."""
+    no denominator, and a case with no scored attempt is left out (a gap, not a 0%). A run with an errored attempt in any
+    case did not measure what it was asked to: its points say so (`complete` False), and drift never takes it as a
+    baseline."""
     if not path.exists():
         return []
     with connect(path, read_only=True) as connection:
@@ -45,6 +47,7 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
         rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path]).fetchall()
     sets = run_metric_sets(path, sorted({row[2] for row in rows}))
     counts = {(run_id, s.model, s.case_id): (s.get("passes"), s.get("scored")) for run_id, (found, _) in sets.items() for s in found if s.scope == "case"}
+    errored_runs = {run_id for run_id, (found, _) in sets.items() if any(s.scope == "case" and (s.get("errored") or 0) > 0 for s in found)}
     settings_of: dict[str, dict[str, dict[str, str]]] = {}
     points = []
     for model, case_id, run_id, run_date, _, _, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated in rows:
@@ -55,7 +58,7 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
             settings_of[run_id] = sampling_settings(config_json)
         settings = {**settings_of[run_id].get(model, {}), **({"system_prompt": system_prompt} if system_prompt is not None else {})}
         fingerprints = Fingerprints(server, version, case_hash, tuple(sorted(settings.items())), evalcore_version, tools)
-        points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(scored), fingerprints, bool(simulated)))
+        points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(scored), fingerprints, bool(simulated), run_id not in errored_runs))
     return points
 
 
