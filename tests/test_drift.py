@@ -302,6 +302,7 @@ def _store_history(
                 cost_usd=0.0,
                 retries=0,
                 transcript_json=json.dumps({"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather?"}]}),
+                error_kind="provider" if attempt <= (errored or {}).get(index, 0) else None,
             )
             for attempt in range(1, 6)
         ]
