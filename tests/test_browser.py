@@ -14,13 +14,13 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from evalcore.commands.dashboard import streamlit_command
 from tests.waiting import wait_for_exit, wait_for_http
 
 # The first test here also builds the session's demo store and starts Streamlit and Chromium.
@@ -60,8 +60,7 @@ def empty_dashboard(tmp_path) -> Iterator[tuple[str, Path]]:
 def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1"]
-    command += ["--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    command = [*streamlit_command(port), "--server.fileWatcherType", "none"]  # the command `python -m evalcore dashboard` runs
     process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

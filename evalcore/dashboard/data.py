@@ -46,6 +46,22 @@ def _filter_options(db: Path) -> dict[str, list[Any]]:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def golden_sets(db: Path) -> pd.DataFrame:
+    return queries.golden_sets(db)
+
+
+def golden_set_label(db: Path, golden_path: str | None) -> str:
+    """ "golden/tasks.yaml · hash 3f2a9c01b7e4 · 8 runs": the golden set a page shows, as every page names it."""
+    if golden_path is None:
+        return "(none)"
+    sets = golden_sets(db).set_index("golden_path")
+    if golden_path not in sets.index:
+        return golden_path
+    found = sets.loc[golden_path]
+    return f"{golden_path} · hash {str(found['golden_hash'])[:12]} · {int(found['runs'])} run{'s' if int(found['runs']) != 1 else ''}"
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def runs(db: Path) -> pd.DataFrame:
     return queries.runs(db)
 

@@ -24,6 +24,9 @@ from evalcore.drift import Change, RunPoint
 
 NOT_RUN = "not run"
 NOT_RUN_COLOUR = "#d9d9d9"
+ERRORED_COLOUR = "#a6a6a6"
+NOT_RUN_HOVER = "not run: this model has no attempts of this case in the shown run"
+ERRORED_HOVER = "no verdict: every attempt of this case errored (provider, server or harness error), so none was scored"
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
@@ -63,7 +66,9 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     Hover shows passes/runs, pass^k and the top failing reason. An invisible
     marker sits on every cell, carrying (model, case_id) as customdata, so a
     click selects a point (heatmaps themselves are not selectable in
-    Streamlit). A cell the model never ran is grey and says "not run". Layer 0
+    Streamlit). A cell the model never ran is light grey and says "not run"; one
+    whose every attempt errored is darker grey and reads "k errored" (it was run,
+    but nothing was scored). Layer 0
     is one verdict per server, so it is not a column here: the page states it once.
     """
     figure = go.Figure()
@@ -80,18 +85,26 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
     columns = [labels[m] for m in models]
     position = {label: index for index, label in enumerate(columns)}
-    not_run = rates.isna().to_numpy()
-    if not_run.any():
+    present = frame.assign(present=1.0).pivot(index="case_id", columns="model_label", values="present").reindex(index=cases, columns=columns)
+    not_run = present.isna().to_numpy()
+    no_verdict = rates.isna().to_numpy() & ~not_run  # attempted, but every attempt errored: no pass rate, yet not "not run"
+    grey = [
+        [NOT_RUN if missing else "errored" if errored else "" for missing, errored in zip(*pair, strict=True)] for pair in zip(not_run, no_verdict, strict=True)
+    ]
+    if (not_run | no_verdict).any():
         figure.add_trace(
             go.Heatmap(
-                z=[[1.0 if missing else None for missing in row] for row in not_run],
+                z=[[{NOT_RUN: 1.0, "errored": 0.0}.get(state) for state in row] for row in grey],
                 x=[position[label] for label in rates.columns],
                 y=cases,
                 text=[[NOT_RUN if missing else "" for missing in row] for row in not_run],
+                customdata=[[{NOT_RUN: NOT_RUN_HOVER, "errored": ERRORED_HOVER}.get(state, "") for state in row] for row in grey],
                 texttemplate="%{text}",
-                colorscale=[[0.0, NOT_RUN_COLOUR], [1.0, NOT_RUN_COLOUR]],
+                colorscale=[[0.0, ERRORED_COLOUR], [1.0, NOT_RUN_COLOUR]],
+                zmin=0,
+                zmax=1,
                 showscale=False,
-                hovertemplate="not run: this model has no attempts of this case in the shown run<extra></extra>",
+                hovertemplate="%{customdata}<extra></extra>",
                 name=NOT_RUN,
             )
         )
@@ -114,12 +127,13 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
             x=frame["model_label"].map(position),
             y=frame["case_id"],
             mode="markers+text",
-            text=[f"{int(p)}/{int(n)}" for p, n in zip(frame["passes"], frame["runs"], strict=True)],
+            text=[cell_text(p, n, a, e) for p, n, a, e in zip(frame["passes"], frame["runs"], frame["attempts"], frame["errored"], strict=True)],
             textfont={"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
-            selected={"marker": {"opacity": 1.0}},
-            unselected={"marker": {"opacity": 0.0}},
+            # every cell's text stays as dark after a click as before it: plotly fades unselected points' text unless told
+            selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
+            unselected={"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
             customdata=list(
                 zip(
                     df["model"],  # raw ids for the click (widgets.clicked_cell); the rest is shown
@@ -156,6 +170,19 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
         dragmode=False,
     )
     return figure
+
+
+def cell_text(passes: Any, scored: Any, attempts: Any, errored: Any) -> str:
+    """What a matrix cell reads: "4/5" (passes of the scored attempts), "3/4 · 1 errored", or "5 errored" when none was scored."""
+    errors = 0 if _missing(errored) else int(errored)
+    if _missing(scored) or int(scored) == 0:
+        return f"{errors or (0 if _missing(attempts) else int(attempts))} errored"
+    shown = f"{0 if _missing(passes) else int(passes)}/{int(scored)}"
+    return f"{shown} · {errors} errored" if errors else shown
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
 def latency_chart(df: pd.DataFrame) -> go.Figure:

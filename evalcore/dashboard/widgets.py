@@ -77,15 +77,16 @@ def demo_progress(db: Path, *, reload_when_data_lands: bool = False) -> bool:
 
 
 def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:
-    """The filter widgets in the sidebar; the run comes from, and is written to, the URL (?run=...).
+    """The filter widgets in the sidebar; the golden set and the run come from, and are written to, the URL (?golden=...&run=...).
 
-    `no_run_label` names what "no particular run" means on the page: the matrix
-    shows each model's newest run, the latency, flaky and export pages every run.
+    A page shows one golden set at a time: the one run last, unless the URL
+    names another (or a run of another). `no_run_label` names what "no
+    particular run" means on the page: the matrix shows each model's newest
+    run of the set, the latency, flaky and export pages every run of it.
     """
     sidebar = st.sidebar
     sidebar.header("Filters")
-    golden_choices = [ALL, *options.get("golden_paths", [])]
-    golden = sidebar.selectbox("Golden set", golden_choices, key="filter_golden")
+    golden = golden_set_picker(options)
     server = sidebar.selectbox("Server", [ALL, *options.get("servers", [])], key="filter_server")
     models = sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
     kinds = sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
@@ -98,7 +99,8 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
             date_from, date_to = chosen[0], chosen[1]
     run_id: str | None = None
     if choose_run:
-        run_choices = [no_run_label, *options.get("run_ids", [])]
+        of_set = [run for run, path in zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True) if path == golden]
+        run_choices = [no_run_label, *of_set]
         wanted = st.query_params.get("run")
         index = run_choices.index(wanted) if wanted in run_choices else 0
         run = sidebar.selectbox("Run", run_choices, index=index, key="filter_run")
@@ -113,9 +115,31 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
         kinds=tuple(kinds),
         date_from=date_from,
         date_to=date_to,
-        golden_path=None if golden == ALL else str(golden),
+        golden_path=golden,
         server=None if server == ALL else str(server),
     )
+
+
+def golden_set_picker(options: Mapping[str, Sequence[Any]]) -> str | None:
+    """The sidebar's golden-set choice (None only when the store has no runs), its path and hash shown under it.
+
+    The URL decides once per value it brings: ?run= picks that run's set, else ?golden=; from then on the picker is the user's.
+    """
+    paths = [str(path) for path in options.get("golden_paths", [])]
+    if not paths:
+        return None
+    hashes = dict(zip(paths, options.get("golden_hashes", []), strict=True))
+    run_sets = dict(zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True))
+    wanted = run_sets.get(st.query_params.get("run")) or st.query_params.get("golden")
+    if wanted in paths and st.session_state.get("_golden_from_url") != wanted:
+        st.session_state["_golden_from_url"] = wanted
+        st.session_state["filter_golden"] = wanted
+    if st.session_state.get("filter_golden") not in paths:
+        st.session_state["filter_golden"] = paths[0]  # the set run last
+    golden = str(st.sidebar.selectbox("Golden set", paths, key="filter_golden", help="A page shows one golden set at a time; the one run last comes first."))
+    st.query_params["golden"] = golden
+    st.sidebar.caption(literal_label(f"{golden} · hash {str(hashes.get(golden, ''))[:12]}"))
+    return golden
 
 
 def layer0_verdict(verdict: pd.DataFrame) -> None:
@@ -212,6 +236,27 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     )
     rows = list(event.selection.rows) if event is not None else []
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
+
+
+def selected_row(name: str, rows: int) -> int | None:
+    """The row clicked in the selectable `table(..., name, selectable=True)`, read before the table is drawn again (None: none)."""
+    state = st.session_state.get(f"table_{name}")
+    picked = list(((state or {}).get("selection") or {}).get("rows") or [])
+    return int(picked[0]) if picked and 0 <= int(picked[0]) < rows else None
+
+
+def cell_summary(cell: Mapping[str, Any]) -> str:
+    """One matrix cell in words: "4/5 passed · pass^k 0.80", with "· 1 errored" when some attempts errored, or "5 errored: none scored"."""
+    errored = 0 if _missing(cell.get("errored")) else int(cell["errored"])
+    scored = 0 if _missing(cell.get("runs")) else int(cell["runs"])
+    if scored == 0:
+        return f"{errored} errored: none scored"
+    text = f"{0 if _missing(cell.get('passes')) else int(cell['passes'])}/{scored} passed · pass^k " + _number(cell.get("pass_hat_k"), 2)
+    return text + (f" · {errored} errored" if errored else "")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
 def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, enabled: bool) -> None:
@@ -325,14 +370,15 @@ def _label(row: pd.Series) -> str:
 def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str) -> None:
     """One attempt as a conversation: verdicts, why it failed, expected vs actual calls, each step in order, raw JSON behind a toggle."""
     passed = bool(row["passed"])
+    transcript = _transcript(row.get("transcript"))
     header = f"Attempt {int(row['attempt'])}: {'PASS' if passed else 'FAIL'}"
-    (st.success if passed else st.error)(header)
+    ending = attempt_ending(str(row["stop_reason"]), transcript)
+    (st.success if passed else st.error)(header + (f" · {ending}" if ending else ""))
     verdicts = {label: _verdict(row[key]) for key, label in _VERDICTS.items()}
     st.text(" · ".join(f"{label} {value}" for label, value in verdicts.items()))
     if not passed and row["reasons"]:
         st.caption("Why it failed")
         code_block(row["reasons"])
-    transcript = _transcript(row.get("transcript"))
     if isinstance(row["final_text"], str):
         transcript.setdefault("final_text", row["final_text"])
     want, got = conversation.calls_side_by_side(expected, _actual_calls(transcript))
@@ -364,6 +410,14 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
     st.text(f"model version: {clip(row['model_version'])}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
         st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
+
+
+def attempt_ending(stop_reason: str, transcript: Mapping[str, Any]) -> str:
+    """How an attempt ended when it is not a final answer, in words for the top of the attempt: "step limit reached after 8 turns"."""
+    turns = len(transcript.get("turns") or ())
+    counted = f"after {turns} turn{'s' if turns != 1 else ''}" if turns else ""
+    endings = {"step_limit": "step limit reached", "model_error": "the model call failed", "server_error": "the server failed"}
+    return " ".join(part for part in (endings.get(stop_reason, ""), counted if stop_reason in endings else "") if part)
 
 
 _VERDICTS = {
