@@ -22,8 +22,8 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import jobs
-from evalcore.dashboard import conversation
-from evalcore.dashboard.figures import model_labels
+from evalcore.dashboard import conversation, figures
+from evalcore.dashboard.figures import NO_PRICE, model_labels
 from evalcore.errors import EvalcoreError
 from evalcore.scoring import registry
 from evalcore.store import queries
@@ -220,7 +220,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
     The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
     """
-    shown, config = _with_short_models(frame), column_config(frame)
+    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
     if selectable:
         event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="single-row", key=f"table_{name}")
     else:
@@ -268,12 +268,19 @@ def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, en
 
 
 def column_config(frame: pd.DataFrame) -> dict[str, Any]:
-    """Each column's heading in words and its number format, from what its name says it holds (`_ms`, `_usd`, `_rate`, ...)."""
+    """Each column's heading in words and its format, from what its name says it holds (`_ms`, `_usd`, `_rate`, ...):
+    counts as whole numbers, dates as dates, costs as USD or "no price"."""
     config: dict[str, Any] = {}
     for column in frame.columns:
         heading = column_heading(str(column))
-        if pd.api.types.is_bool_dtype(frame[column]):
+        if str(column).endswith("_usd"):
+            config[column] = st.column_config.TextColumn(heading)  # shown as text: the amount, or "no price" (`_with_no_price`)
+        elif pd.api.types.is_bool_dtype(frame[column]):
             config[column] = st.column_config.CheckboxColumn(heading)
+        elif isinstance(frame[column].dtype, pd.DatetimeTZDtype):
+            config[column] = st.column_config.DatetimeColumn(heading, format="YYYY-MM-DD HH:mm:ss")
+        elif pd.api.types.is_datetime64_any_dtype(frame[column]):
+            config[column] = st.column_config.DateColumn(heading, format="YYYY-MM-DD")
         elif pd.api.types.is_numeric_dtype(frame[column]):
             config[column] = st.column_config.NumberColumn(heading, format=_number_format(str(column), frame[column]))
         else:
@@ -309,15 +316,49 @@ def _number_format(column: str, values: pd.Series) -> str:
         return "%.5f"
     if pd.api.types.is_integer_dtype(values) or column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct"}:
         return "%d" if pd.api.types.is_integer_dtype(values) else "%.0f"
-    return "%.3f"
+    known = values.dropna()
+    return "%d" if len(known) and bool((known == known.round()).all()) else "%.3f"  # a count stored as a float (a SQL sum) is still a count
+
+
+def _with_no_price(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every `_usd` column as text: the amount (5 decimals), or "no price" for a simulated model or an unknown cost."""
+    costs = [column for column in frame.columns if str(column).endswith("_usd")]
+    if not costs or frame.empty:
+        return frame
+    simulated = _simulated(frame)
+    return frame.assign(**{column: [cost_text(value, bool(flag)) for value, flag in zip(frame[column], simulated, strict=True)] for column in costs})
+
+
+def _simulated(frame: pd.DataFrame) -> pd.Series:
+    """Each row's simulated flag; a table without the flag still marks sim/ models: those are simulated by their name (ModelSpec)."""
+    if "simulated" in frame.columns:
+        return frame["simulated"]
+    if "model" in frame.columns:
+        return frame["model"].map(lambda model: str(model).startswith("sim/"))
+    return pd.Series(False, index=frame.index)
+
+
+def cost_text(value: Any, simulated: bool) -> str:
+    """A cost as every page shows it: "0.00123" (USD), or "no price" when the model has none (simulated) or it is unknown."""
+    return NO_PRICE if simulated or _missing(value) else f"{float(value):.5f}"
+
+
+def cost_chart(container: Any, frame: pd.DataFrame, *, key: str) -> None:
+    """The cost chart of `frame` in `container`; models without a price are named in a sentence, and with none priced it replaces the chart."""
+    unpriced = figures.unpriced_models(frame)
+    if unpriced and len(unpriced) == frame["model"].nunique():
+        container.info(literal_label(figures.no_price_sentence(unpriced)))
+        return
+    container.plotly_chart(figures.cost_chart(frame), width="stretch", key=key)
+    if unpriced:
+        container.caption(literal_label(figures.no_price_sentence(unpriced)))
 
 
 def _with_short_models(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with its model column shown by label (`sim/script:steady.yaml (simulated)`), as the charts show it."""
     if "model" not in frame.columns or frame.empty:
         return frame
-    # a table without the flag still marks sim/ models: those are simulated by their name (evalcore.models.types.ModelSpec)
-    simulated = frame["simulated"] if "simulated" in frame.columns else frame["model"].map(lambda model: str(model).startswith("sim/"))
+    simulated = _simulated(frame)
     labels = model_labels({str(model): bool(flag) for model, flag in zip(frame["model"], simulated, strict=True)})
     return frame.assign(model=frame["model"].map(lambda model: labels[str(model)]))
 
@@ -405,7 +446,8 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
     st.text(
         f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
-        f" · cost {_number(row['cost_usd'], 5)} USD · stop {clip(row['stop_reason'])}"
+        f" · cost {cost_text(row['cost_usd'], bool(row['simulated']))}{'' if bool(row['simulated']) or _missing(row['cost_usd']) else ' USD'}"
+        f" · stop {clip(row['stop_reason'])}"
     )
     st.text(f"model version: {clip(row['model_version'])}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
