@@ -61,6 +61,15 @@ def golden_set_label(db: Path, golden_path: str | None) -> str:
     return f"{golden_path} · hash {str(found['golden_hash'])[:12]} · {int(found['runs'])} run{'s' if int(found['runs']) != 1 else ''}"
 
 
+def run_golden_path(db: Path, run_id: str) -> str | None:
+    """The golden set (its identity in the store) of one run; read afresh when the cached list does not know the run yet."""
+    found = runs(db).set_index("run_id")["golden_path"]
+    if run_id not in found.index:
+        runs.clear()
+        found = runs(db).set_index("run_id")["golden_path"]
+    return str(found[run_id]) if run_id in found.index else None
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def runs(db: Path) -> pd.DataFrame:
     return queries.runs(db)

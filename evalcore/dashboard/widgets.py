@@ -33,6 +33,7 @@ EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`pyth
 ALL = "(all)"
 NEWEST_PER_MODEL = "(newest run per model)"
 ALL_RUNS = "(every run in the dates)"
+MATRIX_PAGE = "pages/0_Matrix.py"  # the home page, as app.py names it
 SHOWN_CHARS = 2_000  # of a long value in a drill-down, before "show all"
 LINE_CHARS = 200  # of a value inside one line of our own text
 
