@@ -419,6 +419,12 @@ def test_a_cell_whose_attempts_all_errored_reads_k_errored_not_not_run():
     assert widgets.cell_summary({"passes": 3, "runs": 4, "errored": 1, "pass_hat_k": 0.0}) == "3/4 passed · pass^k 0.00 · 1 errored"
 
 
+def test_the_demo_banner_counts_nights_then_the_other_sets():
+    assert widgets.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
+    assert widgets.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
+    assert widgets.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
+
+
 def test_a_step_limited_attempt_says_so_first():
     assert widgets.attempt_ending("step_limit", {"turns": [{}] * 8}) == "step limit reached after 8 turns"
     assert widgets.attempt_ending("model_error", {"turns": [{}]}) == "the model call failed after 1 turn"
