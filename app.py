@@ -1,12 +1,15 @@
 """Dashboard entry point (`streamlit run app.py`): names the pages in pages/ and runs the one the URL asks for.
 
 The matrix is the home page, at `/`; every other page keeps the address its
-file name gives it (`/Latency_and_cost`, `/Drift`, ...), so links stay valid.
+file name gives it (`/Latency_and_cost`, `/Drift`, ...), so links stay valid. While the demo history is being
+built, its banner tops every page.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+
+from evalcore.dashboard import progress
 
 PAGES = [
     st.Page("pages/0_Matrix.py", title="Matrix", default=True),
@@ -17,4 +20,7 @@ PAGES = [
     st.Page("pages/5_Export.py", title="Export", url_path="Export"),
 ]
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+st.set_page_config(page_title="evalcore — MCP evaluation", layout="wide")
+progress.demo_progress(progress.db_path())  # every page, before its own (heavier) imports load
+page.run()

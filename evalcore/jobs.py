@@ -32,7 +32,6 @@ from evalcore.models.types import ModelSpec
 from evalcore.paths import SOURCE_ROOT, bundled
 from evalcore.processes import LIFELINE_FD_VARIABLE, OWNER_VARIABLE, process_exists
 from evalcore.store.behaviour import load_run, new_run_id
-from evalcore.target import CONFIGURED_SERVERS
 
 # Model strings offered when their provider's key is in the environment (never the key itself).
 KEYED_MODELS = {
@@ -119,6 +118,8 @@ def _target_arguments(server: str | None, url: str | None, stdio: str | None) ->
     if len(given) != 1:
         raise ConfigError("give exactly one server: the bundled reference server, a URL, or a stdio command")
     flag, value = given[0]
+    from evalcore.target import CONFIGURED_SERVERS  # here: the transports it imports are not needed to show a job
+
     if flag == "--server" and value not in CONFIGURED_SERVERS:
         raise ConfigError(f"unknown server {value!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
     if flag == "--url" and not value.startswith(("http://", "https://")):

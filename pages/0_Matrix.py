@@ -20,9 +20,6 @@ conformance = data.conformance_runs(db)
 if not options["models"] and conformance.empty:
     widgets.empty_state(db, "runs")
     st.stop()
-if options["models"]:
-    widgets.demo_progress(db)
-
 filters = widgets.sidebar_filters(options) if options["models"] else None
 cells = data.matrix(db, filters) if filters is not None else None
 

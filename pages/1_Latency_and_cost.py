@@ -15,7 +15,6 @@ if not options["models"]:
     widgets.empty_state(db)
     st.stop()
 
-widgets.demo_progress(db)
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)
 per_model = data.latency(db, filters)
 if per_model.empty:

@@ -24,7 +24,6 @@ if not options["models"]:
     widgets.empty_state(db)
     st.stop()
 
-widgets.demo_progress(db)
 run_counts = data.runs(db)["golden_path"].value_counts()
 golden_choices = sorted(options.get("golden_paths", []), key=lambda path: (-int(run_counts.get(path, 0)), str(path)))  # the longest history first
 golden = st.sidebar.selectbox("Golden set", golden_choices, key="drift_golden")

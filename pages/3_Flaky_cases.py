@@ -21,7 +21,6 @@ if not options["models"]:
     widgets.empty_state(db)
     st.stop()
 
-widgets.demo_progress(db)
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)
 flaky = data.flaky_cases(db, filters)
 if flaky.empty:

@@ -18,7 +18,6 @@ if not options["models"] and conformance.empty:
     widgets.empty_state(db, "runs")
     st.stop()
 
-widgets.demo_progress(db)
 filters = widgets.sidebar_filters(options, no_run_label=widgets.ALL_RUNS)
 
 st.subheader("Attempts in scope")

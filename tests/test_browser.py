@@ -206,6 +206,25 @@ def test_the_latency_page_says_no_price_for_simulated_models_instead_of_drawing_
     assert "Cost" not in titles, titles
 
 
+def _readme_pages() -> dict[str, list[str]]:
+    """The README's dashboard pages in order, each with the texts it quotes “thus” as shown on that page."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    bullets = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^\S|\Z)", section, re.S | re.M)
+    return {name: [" ".join(quote.split()) for quote in re.findall(r"“(.+?)”", text, re.S)] for name, text in bullets}
+
+
+def test_the_readme_names_the_pages_as_the_sidebar_does_and_what_it_quotes_is_on_them(dashboard, page):
+    pages = _readme_pages()
+    assert sum(len(quoted) for quoted in pages.values()) >= 6, pages  # the README still quotes the screen
+    page.goto(dashboard + TASKS)
+    _matrix(page)
+    assert page.locator("[data-testid=stSidebarNav] li").all_inner_texts() == list(pages)
+    for name, quoted in pages.items():
+        page.goto(f"{dashboard}/{'' if name == 'Matrix' else name.replace(' ', '_')}{TASKS}")
+        for text in quoted:
+            expect(page.get_by_text(text).first, f"the README quotes “{text}” on the {name} page").to_be_visible(timeout=120_000)
+
+
 def test_the_drift_page_shows_the_change_points(dashboard, page):
     page.goto(f"{dashboard}/Drift")
     expect(page.get_by_text("4 open drop(s); 0 recovered; over 8 runs.")).to_be_visible(timeout=120_000)

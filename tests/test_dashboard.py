@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from evalcore.dashboard import figures, widgets
+from evalcore.dashboard import figures, progress, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store import queries
@@ -420,9 +420,9 @@ def test_a_cell_whose_attempts_all_errored_reads_k_errored_not_not_run():
 
 
 def test_the_demo_banner_counts_nights_then_the_other_sets():
-    assert widgets.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
-    assert widgets.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
-    assert widgets.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
+    assert progress.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
+    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
+    assert progress.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
 
 
 def test_a_step_limited_attempt_says_so_first():

@@ -8,13 +8,13 @@ time without hammering the file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
 
+from evalcore.dashboard import progress
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
@@ -23,11 +23,9 @@ from evalcore.store import history, queries
 from evalcore.store.queries import AttemptFilters
 
 TTL_S = 10
-DEFAULT_DB = "data/evals.duckdb"
 
 
-def db_path() -> Path:
-    return Path(os.environ.get("EVALCORE_DB", DEFAULT_DB))
+db_path = progress.db_path
 
 
 def filter_options(db: Path) -> dict[str, list[Any]]:

@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import jobs
-from evalcore.dashboard import conversation, figures
+from evalcore.dashboard import conversation, figures, progress
 from evalcore.dashboard.figures import NO_PRICE, model_labels
 from evalcore.errors import EvalcoreError
 from evalcore.scoring import registry
@@ -41,8 +41,8 @@ LINE_CHARS = 200  # of a value inside one line of our own text
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
     """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
     st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
-    if demo_progress(db):
-        return
+    if progress.demo_running(db):
+        return  # app.py's banner follows it
     if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights; the first lands within seconds)", key="launch_demo", type="primary"):
         try:
             jobs.launch_demo(db)
@@ -50,40 +50,6 @@ def empty_state(db: Path, what: str = "behaviour runs") -> None:
             st.error(str(exc))
             return
         st.rerun()
-
-
-def demo_progress(db: Path) -> bool:
-    """While the demo history is being built into `db`: a banner with its progress that refreshes itself; True when one is shown.
-
-    Each time a night lands the page redraws with it (the pages fill in as nights land), and once more when the demo ends.
-    """
-    demo = next((job for job in jobs.list_jobs(db) if job.kind == "demo"), None)
-    if demo is None or jobs.job_status(demo)["status"] != "running":
-        return False
-
-    @st.fragment(run_every="2s")
-    def follow() -> None:
-        status = jobs.job_status(demo)
-        done, total = int(status["done"] or 0), int(status["total"] or 1)
-        landed = max(done - 1, 0)  # the run counted last is the one in progress
-        seen = st.session_state.get("_demo_landed")
-        st.session_state["_demo_landed"] = landed
-        if status["status"] != "running" or (seen is not None and landed > seen):
-            st.cache_data.clear()
-            st.rerun(scope="app")
-        st.progress(min(1.0, landed / total), text=demo_banner(done, demo.nights or jobs.DEMO_NIGHTS, total))
-
-    follow()
-    return True
-
-
-def demo_banner(started: int, nights: int, total: int) -> str:
-    """The demo's progress in words: "Building the demo history: night 3 of 21 …", then its Layer 2 and multi-turn sets."""
-    if started <= nights:
-        step = f"night {max(started, 1)} of {nights}"
-    else:
-        step = f"the Layer 2 and multi-turn sets ({started - nights} of {total - nights}) after its {nights} nights"
-    return f"Building the demo history: {step}. The pages fill in as each lands."
 
 
 def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:
