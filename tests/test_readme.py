@@ -160,3 +160,12 @@ def test_readme_examples_run_as_written(name, checkout_dir):
         done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
     assert (checkout_dir / "report.json").is_file() and (checkout_dir / "report.xml").is_file()
+
+
+def test_the_readme_counts_the_demo_runs_as_the_demo_makes_them():
+    from evalcore.demo import LAYER2_SETS
+    from evalcore.jobs import DEMO_NIGHTS
+
+    counted = re.search(r"builds the simulated demo history in the background: (\d+) runs \((\d+) nights", " ".join(README.split()))
+    assert counted, "the README no longer counts the demo's runs"
+    assert (int(counted[1]), int(counted[2])) == (DEMO_NIGHTS + len(LAYER2_SETS) + 1, DEMO_NIGHTS)  # the nights, the Layer 2 sets, the multi-turn set
