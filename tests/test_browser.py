@@ -30,6 +30,7 @@ pytestmark = pytest.mark.timeout(900)  # a hang guard, not a speed bound: the fi
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+README_SHOTS = ROOT / "docs" / "screenshots"  # the README's pictures, redrawn by the tests that show them
 PASS_COLOUR, FAIL_COLOUR = (0x1A, 0x98, 0x50), (0xD7, 0x30, 0x27)  # the ends of the matrix's pass-rate scale
 DEMO_MODELS = ("drifting", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses", "steady")  # columns sort by label
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
@@ -132,7 +133,7 @@ def test_the_matrix_shows_one_golden_set_the_one_run_last_by_default_with_its_pa
     expect(page.get_by_text(re.compile(r"^Golden set golden/multiturn\.yaml · hash [0-9a-f]{12} · 1 run$"))).to_be_visible()
     assert "golden=golden%2Fmultiturn.yaml" in page.url or "golden=golden/multiturn.yaml" in page.url
     # another set, picked in the sidebar: all of its cases, and only its models
-    page.locator("[data-testid=stSidebar]").get_by_text("golden/multiturn.yaml", exact=True).click()
+    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").filter(has_text="Golden set").locator("div[data-baseweb=select]").click()
     page.get_by_role("option", name="golden/tasks.yaml").click()
     expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible(timeout=120_000)
     page.wait_for_function("() => document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length === 28", timeout=120_000)
@@ -181,6 +182,11 @@ def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_heatmap(dashboar
             const style = getComputedStyle(t); return [style.fill, style.opacity]; })"""
     )
     assert len(styles) == 56 and set(map(tuple, styles)) == {("rgb(26, 26, 26)", "1")}, set(map(tuple, styles))
+    scroll = page.evaluate("() => window.scrollY")
+    top = page.locator(".js-plotly-plot").first.bounding_box()
+    if top:  # the heatmap and the drill-down under it, as the README shows them
+        clip = {"x": 0, "y": top["y"] + scroll - 90, "width": 1400, "height": attempt_top["y"] - top["y"] + 420}
+        page.screenshot(path=str(README_SHOTS / "matrix.png"), full_page=True, clip=clip)
 
 
 def test_the_matrix_downloads_as_csv(dashboard, page):
@@ -243,7 +249,7 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
 
 def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(dashboard, page):
     sent: list[object] = []  # what the page sends its server (each rerun of the progress panel is one request)
-    page.on("websocket", lambda socket: socket.on("framesent", sent.append))
+    page.on("websocket", lambda socket: socket.on("framesent", lambda payload: sent.append(payload)))
     page.goto(f"{dashboard}/Run")
     runs = page.get_by_label("Runs per case")
     runs.fill("1")
@@ -266,6 +272,7 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     assert len(sent) == asked, f"{len(sent) - asked} requests after the run ended"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "run_page_finished_run.png"), full_page=True)
+    page.screenshot(path=str(README_SHOTS / "run_page.png"), full_page=True)
     page.get_by_role("button", name="Open this run in the matrix").click()
     expect(page).to_have_url(re.compile(rf"\?(?=.*run={run_id})(?=.*golden=golden%2Ftasks\.yaml)"), timeout=120_000)
     assert len(page.context.pages) == 1  # the same tab
