@@ -425,6 +425,11 @@ def test_the_demo_banner_counts_nights_then_the_other_sets():
     assert progress.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
 
 
+def test_a_sim_script_version_is_shortened_like_its_model_name():
+    assert widgets.version_label("sim/script:/tmp/x/demo/drifting.yaml sim-drifting-2026-11") == "sim/script:drifting.yaml sim-drifting-2026-11"
+    assert widgets.version_label("gpt-4o-2024-08-06 fp_abc") == "gpt-4o-2024-08-06 fp_abc" and widgets.version_label(None) == "not reported"
+
+
 def test_a_step_limited_attempt_says_so_first():
     assert widgets.attempt_ending("step_limit", {"turns": [{}] * 8}) == "step limit reached after 8 turns"
     assert widgets.attempt_ending("model_error", {"turns": [{}]}) == "the model call failed after 1 turn"

@@ -25,6 +25,7 @@ from evalcore import jobs
 from evalcore.dashboard import conversation, figures, progress
 from evalcore.dashboard.figures import NO_PRICE, model_labels
 from evalcore.errors import EvalcoreError
+from evalcore.models.types import short_model_name
 from evalcore.scoring import registry
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
@@ -425,9 +426,17 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         f" · cost {cost_text(row['cost_usd'], bool(row['simulated']))}{'' if bool(row['simulated']) or _missing(row['cost_usd']) else ' USD'}"
         f" · stop {clip(row['stop_reason'])}"
     )
-    st.text(f"model version: {clip(row['model_version'])}" + (" (simulated)" if bool(row["simulated"]) else ""))
+    st.text(f"model version: {clip(version_label(row['model_version']))}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
         st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
+
+
+def version_label(version: Any) -> str:
+    """A reported model version as the pages show it: a sim script's path shortened like its model's name everywhere."""
+    if _missing(version):
+        return "not reported"
+    name, _, rest = str(version).partition(" ")
+    return " ".join(part for part in (short_model_name(name), rest) if part)
 
 
 def attempt_ending(stop_reason: str, transcript: Mapping[str, Any]) -> str:
