@@ -133,7 +133,7 @@ def test_the_matrix_shows_one_golden_set_the_one_run_last_by_default_with_its_pa
     expect(page.get_by_text(re.compile(r"^Golden set golden/multiturn\.yaml · hash [0-9a-f]{12} · 1 run$"))).to_be_visible()
     assert "golden=golden%2Fmultiturn.yaml" in page.url or "golden=golden/multiturn.yaml" in page.url
     # another set, picked in the sidebar: all of its cases, and only its models
-    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").filter(has_text="Golden set").locator("div[data-baseweb=select]").click()
+    page.get_by_role("combobox", name="Golden set").click()
     page.get_by_role("option", name="golden/tasks.yaml").click()
     expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible(timeout=120_000)
     page.wait_for_function("() => document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length === 28", timeout=120_000)

@@ -114,7 +114,7 @@ def golden_set_picker(options: Mapping[str, Sequence[Any]]) -> str | None:
     if st.session_state.get("filter_golden") not in paths:
         st.session_state["filter_golden"] = paths[0]  # the set run last
     golden = str(st.sidebar.selectbox("Golden set", paths, key="filter_golden", help="A page shows one golden set at a time; the one run last comes first."))
-    st.query_params["golden"] = golden
+    st.query_params["golden"] = st.session_state["_golden_from_url"] = golden  # what the URL says now is the user's choice, not news
     st.sidebar.caption(literal_label(f"{golden} · hash {str(hashes.get(golden, ''))[:12]}"))
     return golden
 
