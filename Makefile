@@ -16,11 +16,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --only-binary=:all: -r requirements.txt  # wheels only: nothing is built
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --only-binary=:all: -r requirements-dev.txt
 	touch $@
 
 run: $(VENV)/.runtime

@@ -1,93 +1,26 @@
-"""Dashboard home (`streamlit run app.py`; the other pages are in pages/): the model x case matrix, per-model summary, drill-down, Layer 0.
+"""Dashboard entry point (`streamlit run app.py`): names the pages in pages/ and runs the one the URL asks for.
 
-Thin on purpose: widgets -> cached data functions (evalcore.dashboard.data) ->
-figures (evalcore.dashboard.figures) -> render. The URL carries the
-selection (?run=...&model=...&case=...), so a cell can be linked to.
+The matrix is the home page, at `/`; every other page keeps the address its
+file name gives it (`/Latency_and_cost`, `/Drift`, ...), so links stay valid. While the demo history is being
+built, its banner tops every page.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from evalcore.dashboard import data, figures, widgets
+from evalcore.dashboard import progress
 
+PAGES = [
+    st.Page("pages/0_Matrix.py", title="Matrix", default=True),
+    st.Page("pages/1_Latency_and_cost.py", title="Latency and cost", url_path="Latency_and_cost"),
+    st.Page("pages/2_Drift.py", title="Drift", url_path="Drift"),
+    st.Page("pages/3_Flaky_cases.py", title="Flaky cases", url_path="Flaky_cases"),
+    st.Page("pages/4_Run.py", title="Run", url_path="Run"),
+    st.Page("pages/5_Export.py", title="Export", url_path="Export"),
+]
+
+page = st.navigation(PAGES)
 st.set_page_config(page_title="evalcore — MCP evaluation", layout="wide")
-st.title("Model × case matrix")
-
-db = data.db_path()
-options = data.filter_options(db)
-conformance = data.conformance_runs(db)
-if not options["models"] and conformance.empty:
-    widgets.empty_state(db, "runs")
-    st.stop()
-if options["models"]:
-    widgets.demo_progress(db)
-
-filters = widgets.sidebar_filters(options) if options["models"] else None
-cells = data.matrix(db, filters) if filters is not None else None
-
-if filters is None or cells is None:
-    widgets.empty_state(db)
-elif cells.empty:
-    st.info("No attempts match these filters.")
-else:
-    latest = cells.sort_values("run_date").iloc[-1]
-    verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
-    widgets.layer0_verdict(verdict)
-    statuses = data.runs(db).set_index("run_id")["status"]
-    for run_id in sorted(set(cells["run_id"])):
-        if statuses.get(run_id) == "running":
-            st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
-        elif statuses.get(run_id) == "crashed":
-            st.warning(f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
-    if bool(cells["simulated"].any()):
-        st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
-
-    event = st.plotly_chart(figures.matrix_heatmap(cells), on_select="rerun", selection_mode="points", key="matrix", width="stretch")
-    st.caption(
-        'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts. Grey "not run": no attempts of that case by that model.'
-    )
-    clicked = widgets.clicked_cell(event)
-    if clicked is not None and clicked != st.session_state.get("_applied_click"):  # a new click, not the selection kept across reruns
-        st.session_state["_applied_click"] = clicked
-        st.session_state["drill_model"], st.session_state["drill_case"] = clicked
-
-    st.subheader("Per-model summary")
-    st.caption("Click a row to drill into that model.")
-    summary = data.model_summary(db, filters)
-    row = widgets.table(summary, "model_summary", selectable=True)
-    if row is not None and ("row", summary["model"].iloc[row]) != st.session_state.get("_applied_click"):
-        st.session_state["_applied_click"] = ("row", summary["model"].iloc[row])
-        st.session_state["drill_model"] = str(summary["model"].iloc[row])
-    st.subheader("Cells")
-    widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
-
-    st.subheader("Drill-down")
-    models = sorted(cells["model"].unique())
-    wanted_model = st.query_params.get("model")
-    if "drill_model" not in st.session_state or st.session_state["drill_model"] not in models:
-        st.session_state["drill_model"] = wanted_model if wanted_model in models else models[0]
-    simulated = cells.groupby("model")["simulated"].any()
-    model = st.selectbox("Model", models, key="drill_model", format_func=lambda m: figures.model_label(m, bool(simulated[m])))
-    cases = sorted(cells.loc[cells["model"] == model, "case_id"].unique())
-    wanted_case = st.query_params.get("case")
-    if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
-        st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
-    case = st.selectbox("Case", cases, key="drill_case")
-    st.query_params["model"], st.query_params["case"] = model, case
-    cell = cells[(cells["model"] == model) & (cells["case_id"] == case)].iloc[0]
-    st.text(f"{model} · {case} · run {cell['run_id']} · {int(cell['passes'])}/{int(cell['runs'])} passed · pass^k {cell['pass_hat_k']:.2f}")
-    attempts = data.attempts(db, str(cell["run_id"]), model, case)
-    golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
-    widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key=f"matrix_drill_{model}_{case}")
-
-st.header("Layer 0: conformance runs")
-if conformance.empty:
-    st.info("No conformance runs yet: python -m evalcore conformance --reference")
-else:
-    widgets.table(conformance, "conformance_runs")
-    labels = {
-        f"{r.started_at:%Y-%m-%d %H:%M} · {r.target} · {'conformant' if r.passed else 'NOT conformant'}": r.run_id for r in conformance.itertuples(index=False)
-    }
-    chosen = st.selectbox("Conformance run", list(labels))
-    widgets.table(data.conformance_checks(db, str(labels[chosen])), "conformance_checks")
+progress.demo_progress(progress.db_path())  # every page, before its own (heavier) imports load
+page.run()

@@ -3,9 +3,10 @@
 A job is the same `python -m evalcore run` a user would type, started as its
 own process session so it outlives the page that launched it. Its state lives
 in files next to the store (`<db dir>/jobs/<run id>.json` and `.log`) and in
-the store itself, so a page reload finds it again. Only configured servers,
-golden sets from the golden folder and known models can be launched: the page
-never runs an arbitrary command.
+the store itself, so a page reload finds it again. What it runs is the user's, as on the command
+line: a configured server, a URL or a stdio command, a golden file and any
+litellm model strings (keys only from the environment); each is checked before
+the run starts. A finished job is reaped at once.
 """
 
 from __future__ import annotations
@@ -14,21 +15,24 @@ import contextlib
 import fcntl
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcore.errors import ConfigError
+from evalcore.errors import ConfigError, EvalcoreError
+from evalcore.models.preflight import model_problems
+from evalcore.models.types import ModelSpec
 from evalcore.paths import SOURCE_ROOT, bundled
 from evalcore.processes import LIFELINE_FD_VARIABLE, OWNER_VARIABLE, process_exists
 from evalcore.redaction import clip
 from evalcore.store.behaviour import load_run, new_run_id
-from evalcore.target import CONFIGURED_SERVERS
 
 # Model strings offered when their provider's key is in the environment (never the key itself).
 KEYED_MODELS = {
@@ -38,6 +42,7 @@ KEYED_MODELS = {
 }
 SIM_MODELS = ("sim/lexical",)
 DEMO_NIGHTS = 21
+ACTIVE = ("starting", "running")  # a job's statuses while its process works
 
 
 @dataclass(frozen=True)
@@ -75,31 +80,71 @@ def jobs_dir(db: Path) -> Path:
     return db.parent / "jobs"
 
 
-def launch(*, db: Path, golden: Path, server: str, models: list[str], runs: int) -> Job:
-    """Start a behaviour run in the background; validated against what the page may offer."""
-    if server not in CONFIGURED_SERVERS:
-        raise ConfigError(f"unknown server {server!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
-    if golden.resolve() not in {p.resolve() for p in golden_sets()}:
-        raise ConfigError(f"{golden} is not a golden set in the golden folder")
-    unknown = [m for m in models if m not in offered_models()]
-    if not models or unknown:
-        raise ConfigError(f"models not offered here: {unknown or 'none chosen'}")
+def launch(*, db: Path, golden: Path, models: list[str], runs: int, server: str | None = None, url: str | None = None, stdio: str | None = None) -> Job:
+    """Start a behaviour run in the background: the golden file, models and server the user gave, checked first.
+
+    The server is a configured one (`server`), a Streamable HTTP URL, or a stdio command (the user's own, as on the
+    command line: the dashboard listens on 127.0.0.1 only). A model is any litellm model string; its provider's key
+    must be in the dashboard's environment (never typed into the page), which is checked before the run starts.
+    """
+    target = _target_arguments(server, url, stdio)
+    golden = _golden_file(golden)
+    if not models:
+        raise ConfigError("choose at least one model")
+    problems = [problem for model in models for problem in model_problems(ModelSpec(model))]
+    if problems:
+        raise ConfigError("; ".join(problems))
     if not 1 <= runs <= 20:
         raise ConfigError("runs per case must be between 1 and 20")
+    server_text = target[1] if target[0] != "--stdio" else f"stdio: {target[1]}"
     db = db.resolve()  # the job runs in the package folder, whatever the page's working directory
     with _launch_lock(db):  # two clicks, or two browser tabs, at the same moment: one run
         same = [
             job for job in list_jobs(db)
             if job.kind == "run" and _alive(job.pid) and (Path(job.golden).resolve(), job.server, sorted(job.models), job.runs)
-            == (golden.resolve(), server, sorted(models), runs)
+            == (golden.resolve(), server_text, sorted(models), runs)
         ]  # fmt: skip
         if same:
             raise ConfigError(f"an identical run is already running ({same[0].run_id}); wait for it or cancel it first")
         run_id = new_run_id()
         command = [
-            "run", "--run-id", run_id, "--golden", str(golden), "--server", server, "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
+            "run", "--run-id", run_id, "--golden", str(golden), *target, "--models", ",".join(models), "--runs", str(runs), "--db", str(db),
         ]  # fmt: skip
-        return _spawn(Job(run_id, 0, "", str(golden), server, tuple(models), runs, str(db), ""), command)
+        return _spawn(Job(run_id, 0, "", str(golden), server_text, tuple(models), runs, str(db), ""), command)
+
+
+def _target_arguments(server: str | None, url: str | None, stdio: str | None) -> list[str]:
+    """The `run` command's server arguments for exactly one of a configured server, a URL and a stdio command."""
+    given = [(flag, value.strip()) for flag, value in (("--server", server), ("--url", url), ("--stdio", stdio)) if value and value.strip()]
+    if len(given) != 1:
+        raise ConfigError("give exactly one server: the bundled reference server, a URL, or a stdio command")
+    flag, value = given[0]
+    from evalcore.target import CONFIGURED_SERVERS  # here: the transports it imports are not needed to show a job
+
+    if flag == "--server" and value not in CONFIGURED_SERVERS:
+        raise ConfigError(f"unknown server {value!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
+    if flag == "--url" and not value.startswith(("http://", "https://")):
+        raise ConfigError(f"the server URL must start with http:// or https://, got {value[:80]!r}")
+    if flag == "--stdio":
+        try:
+            if not shlex.split(value):
+                raise ValueError("empty")
+        except ValueError as exc:
+            raise ConfigError(f"the stdio command cannot be read as a command line ({exc}): {value[:80]!r}") from exc
+    return [flag, value]
+
+
+def _golden_file(golden: Path) -> Path:
+    """`golden`, once it reads as a golden set (the loader's own one-line error otherwise)."""
+    from evalcore.golden.loader import load_golden_set
+
+    if not golden.is_file():
+        raise ConfigError(f"{golden} is not a golden set: no such file")
+    try:
+        load_golden_set(golden)
+    except EvalcoreError as exc:
+        raise ConfigError(f"{golden} is not a golden set: {exc}") from exc
+    return golden
 
 
 @contextlib.contextmanager
@@ -147,6 +192,8 @@ def _spawn(job: Job, arguments: list[str]) -> Job:
             # Not a child tied to the page (no lifeline): a job outlives it on purpose. What the job starts dies with the job.
             env={name: value for name, value in os.environ.items() if name not in (LIFELINE_FD_VARIABLE, OWNER_VARIABLE)},
         )
+    # Reaped the moment it exits, whether or not a page is watching: a finished job never lingers as <defunct>.
+    threading.Thread(target=process.wait, name=f"reap-{job.run_id}", daemon=True).start()
     job = replace(job, pid=process.pid, started_at=started_at, log=str(log))
     (folder / f"{job.run_id}.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
     return job
@@ -157,11 +204,11 @@ def list_jobs(db: Path) -> list[Job]:
     if not folder.exists():
         return []
     jobs = []
-    for path in sorted(folder.glob("*.json"), reverse=True):
+    for path in folder.glob("*.json"):
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         data["models"] = tuple(data["models"])
         jobs.append(Job(**data))
-    return jobs
+    return sorted(jobs, key=lambda job: (job.started_at, job.run_id), reverse=True)  # newest first, the demo among them by its time
 
 
 def job_status(job: Job) -> dict[str, Any]:

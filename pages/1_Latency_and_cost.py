@@ -25,9 +25,11 @@ if bool(per_model["simulated"].any()):
 
 left, right = st.columns(2)
 left.plotly_chart(figures.latency_chart(per_model), width="stretch", key="latency_per_model")
-right.plotly_chart(figures.cost_chart(per_model), width="stretch", key="cost_per_model")
+widgets.cost_chart(right, per_model, key="cost_per_model")
 st.subheader("Per model")
-st.caption("Latency is the model's time per attempt, summed over its turns. Cost is empty where a price is unknown: it is never guessed.")
+st.caption(
+    'Latency is the model\'s time per attempt, summed over its turns. Cost reads "no price" for a simulated model or an unknown price: it is never guessed.'
+)
 widgets.table(per_model, "latency_per_model")
 
 st.subheader("Per model call")
@@ -44,5 +46,5 @@ over_time = data.latency_over_time(db, filters)
 left, right = st.columns(2)
 # keys: two charts can be drawn alike (every model without a price), and Streamlit refuses a second identical element without one
 left.plotly_chart(figures.latency_chart(over_time), width="stretch", key="latency_over_time")
-right.plotly_chart(figures.cost_chart(over_time), width="stretch", key="cost_over_time")
+widgets.cost_chart(right, over_time, key="cost_over_time")
 widgets.table(over_time, "latency_over_time")

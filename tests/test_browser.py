@@ -14,13 +14,14 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from evalcore.commands.dashboard import streamlit_command
 from tests.builders import finish_recorded_run
 from tests.waiting import wait_for_exit, wait_for_http
 
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.timeout(900)  # a hang guard, not a speed bound: the fi
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+README_SHOTS = ROOT / "docs" / "screenshots"  # the README's pictures, redrawn by the tests that show them
 PASS_COLOUR, FAIL_COLOUR = (0x1A, 0x98, 0x50), (0xD7, 0x30, 0x27)  # the ends of the matrix's pass-rate scale
 DEMO_MODELS = ("drifting", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses", "steady")  # columns sort by label
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
@@ -61,8 +63,7 @@ def empty_dashboard(tmp_path) -> Iterator[tuple[str, Path]]:
 def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1"]
-    command += ["--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    command = [*streamlit_command(port), "--server.fileWatcherType", "none"]  # the command `python -m evalcore dashboard` runs
     process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -122,45 +123,113 @@ def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     return red, green, blue
 
 
-def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(dashboard, page):
+TASKS = "?golden=golden/tasks.yaml"  # the demo's nightly set; the set run last (multi-turn) is the default
+
+
+def test_the_matrix_shows_one_golden_set_the_one_run_last_by_default_with_its_path_and_hash(dashboard, page):
     page.goto(dashboard)
     drawn = _matrix(page)
-    assert drawn["traces"] == ["heatmap", "heatmap", "scatter"]  # not run (grey), pass rate, the clickable cells
-    # the demo's nightly models, then the Layer 2 sets' scripted models (one good, one bad per set); Layer 0 is stated once, above
-    assert drawn["x"] == ["sim/lexical (simulated)"] + [f"sim/script:{name}.yaml (simulated)" for name in DEMO_MODELS]  # sim/lexical: multi-turn
-    assert len(drawn["y"]) == 28 + 8 + 14 + 8
+    # the demo ran golden/multiturn.yaml last: its 8 cases, with its one model; no other set's rows mixed in
+    assert drawn["x"] == ["sim/lexical (simulated)"] and len(drawn["y"]) == 8
+    expect(page.get_by_text(re.compile(r"^Golden set golden/multiturn\.yaml · hash [0-9a-f]{12} · 1 run$"))).to_be_visible()
+    assert "golden=golden%2Fmultiturn.yaml" in page.url or "golden=golden/multiturn.yaml" in page.url
+    # another set, picked in the sidebar: all of its cases, and only its models
+    page.get_by_role("combobox", name="Golden set").click()
+    page.get_by_role("option", name="golden/tasks.yaml").click()
+    expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible(timeout=120_000)
+    page.wait_for_function("() => document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length === 28", timeout=120_000)
+
+
+def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(dashboard, page):
+    page.goto(dashboard + TASKS)
+    drawn = _matrix(page)
+    assert drawn["traces"] == ["heatmap", "scatter"]  # pass rate, the clickable cells: both models ran every case, so nothing is grey
+    assert drawn["x"] == [f"sim/script:{name}.yaml (simulated)" for name in ("drifting", "steady")]
+    assert len(drawn["y"]) == 28
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
     assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR
     assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == PASS_COLOUR
     expect(page.get_by_text("Layer 0 (conformance) of this server: CONFORMANT")).to_be_visible()
+    # the home page is named, and Streamlit's deploy menu is not offered
+    assert page.locator("[data-testid=stSidebarNav] li").all_inner_texts()[0] == "Matrix"
+    expect(page.get_by_role("button", name="Deploy")).to_have_count(0)
 
 
-def test_a_click_on_a_cell_opens_its_drill_down(dashboard, page):
-    page.goto(dashboard)
+def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_heatmap(dashboard, page):
+    page.goto(dashboard + TASKS)
     _matrix(page)
     point = _cell_point(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
     page.mouse.move(point["x"], point["y"])
     page.mouse.click(point["x"], point["y"])
     page.wait_for_url(re.compile(r"case=calendar-day"), timeout=120_000)
     assert "drifting.yaml" in page.url
-    expect(page.get_by_text(re.compile(r"drifting\.yaml · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"drifting\.yaml \(simulated\) · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
     expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
     # the attempt reads as a conversation: the user's request, the reason it failed, expected beside actual calls
     expect(page.get_by_text("Why it failed").first).to_be_visible()
     expect(page.get_by_text("Expected calls (golden file as it is now)").first).to_be_visible()
     expect(page.get_by_text("User", exact=True).first).to_be_visible()
+    # the drill-down comes right after the heatmap, before the summary; the long Cells table is folded away
+    heatmap_bottom = page.locator(".js-plotly-plot").first.bounding_box()
+    attempt_top = page.get_by_text("Attempt 1: FAIL").bounding_box()
+    summary_top = page.get_by_role("heading", name="Per-model summary").bounding_box()
+    assert heatmap_bottom and attempt_top and summary_top
+    assert heatmap_bottom["y"] + heatmap_bottom["height"] < attempt_top["y"] < summary_top["y"]
+    expect(page.get_by_text(re.compile(r"^Cells: every model × case of the matrix \(56 rows\)$"))).to_be_visible()
+    expect(page.get_by_role("button", name="Download the matrix as CSV")).to_be_hidden()
+    # every cell's label stays as readable after the click as before it (plotly fades the unselected ones unless told)
+    styles = page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer .textpoint text')].map(t => {
+            const style = getComputedStyle(t); return [style.fill, style.opacity]; })"""
+    )
+    assert len(styles) == 56 and set(map(tuple, styles)) == {("rgb(26, 26, 26)", "1")}, set(map(tuple, styles))
+    scroll = page.evaluate("() => window.scrollY")
+    top = page.locator(".js-plotly-plot").first.bounding_box()
+    if top:  # the heatmap and the drill-down under it, as the README shows them
+        clip = {"x": 0, "y": top["y"] + scroll - 90, "width": 1400, "height": attempt_top["y"] - top["y"] + 420}
+        page.screenshot(path=str(README_SHOTS / "matrix.png"), full_page=True, clip=clip)
 
 
 def test_the_matrix_downloads_as_csv(dashboard, page):
-    page.goto(dashboard)
+    page.goto(dashboard + TASKS)
     _matrix(page)
+    page.get_by_text(re.compile(r"^Cells: every model × case")).click()  # folded under the summary
     with page.expect_download(timeout=120_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
-    assert len(rows) == 2 * 28 + 2 * 8 + 2 * 14 + 8  # the nightly, robustness and security sets (two models each), the multi-turn set (one)
-    assert {"model", "case_id", "passes", "runs", "pass_rate"} <= set(rows[0])
+    assert len(rows) == 2 * 28  # the nightly set's two models; the other golden sets are not in this matrix
+    assert {"model", "case_id", "passes", "runs", "attempts", "errored", "pass_rate"} <= set(rows[0])
     calendar = [r for r in rows if r["case_id"] == "calendar-day" and "drifting" in r["model"]]
-    assert [(r["passes"], r["runs"]) for r in calendar] == [("0", "5")]
+    assert [(r["passes"], r["runs"], r["errored"]) for r in calendar] == [("0", "5", "0")]
+
+
+def test_the_latency_page_says_no_price_for_simulated_models_instead_of_drawing_empty_cost_charts(dashboard, page):
+    page.goto(f"{dashboard}/Latency_and_cost{TASKS}")
+    sentence = "No price for sim/script:drifting.yaml (simulated), sim/script:steady.yaml (simulated): cost is never guessed, so it is not drawn."
+    expect(page.get_by_text(sentence, exact=True)).to_have_count(2, timeout=120_000)  # per model and over time
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)  # latency per model, per tool, over time
+    titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)")
+    assert "Cost" not in titles, titles
+
+
+def _readme_pages() -> dict[str, list[str]]:
+    """The README's dashboard pages in order, each with the texts it quotes “thus” as shown on that page."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    bullets = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^\S|\Z)", section, re.S | re.M)
+    return {name: [" ".join(quote.split()) for quote in re.findall(r"“(.+?)”", text, re.S)] for name, text in bullets}
+
+
+def test_the_readme_names_the_pages_as_the_sidebar_does_and_what_it_quotes_is_on_them(dashboard, page):
+    pages = _readme_pages()
+    assert sum(len(quoted) for quoted in pages.values()) >= 6, pages  # the README still quotes the screen
+    page.goto(dashboard + TASKS)
+    _matrix(page)
+    assert page.locator("[data-testid=stSidebarNav] li").all_inner_texts() == list(pages)
+    for name, quoted in pages.items():
+        page.goto(f"{dashboard}/{'' if name == 'Matrix' else name.replace(' ', '_')}{TASKS}")
+        for text in quoted:
+            expect(page.get_by_text(text).first, f"the README quotes “{text}” on the {name} page").to_be_visible(timeout=120_000)
 
 
 def test_the_drift_page_shows_the_change_points(dashboard, page):
@@ -170,10 +239,18 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
-    assert pages == ["app", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
+    assert pages == ["Matrix", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
+    # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
+    expect(
+        page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
+    ).to_be_visible()
+    texts = page.locator("[data-testid=stText]").all_inner_texts()
+    assert texts and not [text for text in texts if "`" in text or "/pytest-" in text], texts
 
 
 def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(dashboard, page):
+    sent: list[object] = []  # what the page sends its server (each rerun of the progress panel is one request)
+    page.on("websocket", lambda socket: socket.on("framesent", lambda payload: sent.append(payload)))
     page.goto(f"{dashboard}/Run")
     runs = page.get_by_label("Runs per case")
     runs.fill("1")
@@ -188,16 +265,18 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
     cards = page.get_by_text(re.compile(r"^\d{8}-\d{6}-\w{6} · "))
     assert cards.count() == 1, cards.all_inner_texts()  # one launch: the Enter key and the second click started nothing
-    # the finished run shows its scores and links to them
+    # the finished run shows its scores and opens them, in this tab, on its own golden set
     expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=120_000)
-    link = page.get_by_role("link", name="Open this run in the matrix")
-    expect(link).to_be_visible()
+    # the panel stopped polling once the run ended: the page asks the server for nothing more
+    asked = len(sent)
+    page.wait_for_timeout(5_000)  # two and a half of the old 2 s polls: watching for silence, not waiting for readiness
+    assert len(sent) == asked, f"{len(sent) - asked} requests after the run ended"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "run_page_finished_run.png"), full_page=True)
-    href = link.get_attribute("href") or ""
-    assert href.endswith(f"?run={run_id}")
-    page.goto(f"{dashboard}/{href.removeprefix('./')}")
-    expect(page).to_have_url(re.compile(rf"\?run={run_id}"))
+    page.screenshot(path=str(README_SHOTS / "run_page.png"), full_page=True)
+    page.get_by_role("button", name="Open this run in the matrix").click()
+    expect(page).to_have_url(re.compile(rf"\?(?=.*run={run_id})(?=.*golden=golden%2Ftasks\.yaml)"), timeout=120_000)
+    assert len(page.context.pages) == 1  # the same tab
     drawn = _matrix(page)
     assert drawn["x"] == ["sim/lexical (simulated)"]
     assert len(drawn["y"]) == 28
@@ -212,7 +291,7 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
     page.goto(url)
     page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
     try:
-        expect(page.get_by_text(re.compile(r"Building the simulated demo history: \d+/24 runs stored"))).to_be_visible(timeout=120_000)
+        expect(page.get_by_text(re.compile(r"Building the demo history: night \d+ of 21\."))).to_be_visible(timeout=120_000)
         # no click or reload: the page reloads itself once the first night is stored (minutes on a busy machine)
         drawn = _matrix(page, timeout_ms=240_000)
         assert drawn["x"] and all(label.endswith(" (simulated)") for label in drawn["x"]) and drawn["y"]  # the first night, as far as stored
@@ -255,8 +334,20 @@ def hostile_dashboard(tmp_path_factory) -> Iterator[str]:
         final_text=LONG_TEXT, stop_reason="final", error=None, latency_ms=12.0, input_tokens=10, output_tokens=5, cost_usd=None, retries=0,
         transcript_json=json.dumps(transcript),
     )  # fmt: skip
-    store.write_attempts(db, run_id, [record])
-    finish_recorded_run(db, run_id, [record])
+    # an attempt that ran out of steps, and one whose model call failed (errored: no verdict, yet run)
+    looping = {"messages": transcript["messages"], "turns": [{"latency_ms": 1.0}] * 8, "executions": []}
+    unfinished = {"model": f"openai/{PAYLOAD}", "attempt": 1, "case_hash": "c", "case_kind": "hard", "simulated": False, "model_version": PAYLOAD}
+    unfinished |= {"tool_calls": (), "final_text": None, "latency_ms": 8.0, "input_tokens": 10, "output_tokens": 5, "cost_usd": None, "retries": 0}
+    step_limited = AttemptRecord(
+        case_id="step-limit-case", score=AttemptScore((), False, ("no final answer within 8 model turns",)), stop_reason="step_limit",
+        error="no final answer within 8 model turns", transcript_json=json.dumps(looping), **unfinished,
+    )  # fmt: skip
+    errored = AttemptRecord(
+        case_id="upstream-error-case", score=AttemptScore((), False, ("model call failed",)), stop_reason="model_error",
+        error="provider answered 503", transcript_json=json.dumps({**looping, "turns": []}), error_kind="provider", **unfinished,
+    )  # fmt: skip
+    store.write_attempts(db, run_id, [record, step_limited, errored])
+    finish_recorded_run(db, run_id, [record, step_limited, errored])
     yield from _serve(db, folder)
 
 
@@ -300,3 +391,18 @@ def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behi
     assert height < 8_000, f"the page is {height} px tall"
     expect(page.get_by_text("show all (100 KB)").first).to_be_visible()
     assert page.get_by_text("show all (100 KB)").count() == 1  # the answer; the tool result is folded, its whole value a download
+
+
+def test_an_errored_cell_says_so_and_a_step_limited_attempt_says_it_at_its_top(hostile_dashboard, page):
+    from evalcore.dashboard.figures import plotly_text
+
+    page.goto(f"{hostile_dashboard}/?model={quote(f'openai/{PAYLOAD}')}&case=step-limit-case")
+    _matrix(page)
+    cells = page.evaluate(
+        "() => { const t = document.querySelector('.js-plotly-plot').data.at(-1); return Object.fromEntries(t.y.map((y, i) => [y, t.text[i]])); }"
+    )
+    assert cells == {"peek-case": "0/1", "step-limit-case": "0/1", "upstream-error-case": "1 errored"}
+    grey = page.evaluate("() => document.querySelector('.js-plotly-plot').data[0].text.flat()")
+    assert "not run" not in grey  # it was run: its one attempt errored
+    expect(page.get_by_text("Attempt 1: FAIL · step limit reached after 8 turns")).to_be_visible(timeout=120_000)
+    assert plotly_text(f"openai/{PAYLOAD}") in page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.xaxis.ticktext")

@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from evalcore.dashboard import figures, widgets
+from evalcore.dashboard import figures, progress, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store import queries
@@ -271,7 +271,7 @@ def test_hostile_text_from_servers_and_models_is_shown_verbatim_never_as_markup(
 
 def test_latency_and_cost_page(store, monkeypatch):
     app = _app(LATENCY, store.db, monkeypatch)
-    assert len(app.get("plotly_chart")) == 5
+    assert len(app.get("plotly_chart")) == 3  # sim models have no price: their cost charts are a sentence instead
     per_model, per_call, per_tool, over_time = (frame.value for frame in app.dataframe)
     assert set(per_model["model"]) == set(per_call["model"]) == {_shown(store.steady), _shown(store.wrong)}
     assert "get_weather" in set(per_tool["tool"]) and len(over_time) == 3
@@ -393,6 +393,49 @@ def test_a_cell_that_was_not_run_says_so_in_grey():
     assert len(figures.matrix_heatmap(frame.iloc[[0, 2]]).data) == 2  # every cell ran: no grey layer
 
 
+def test_a_cell_whose_attempts_all_errored_reads_k_errored_not_not_run():
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "a", "b"],
+            "case_id": ["c1", "c2", "c1"],
+            "run_id": "r",
+            "passes": [0, 3, 5],
+            "runs": [0, 4, 5],
+            "attempts": [5, 5, 5],
+            "errored": [5, 1, 0],
+            "pass_rate": [None, 0.75, 1.0],
+            "pass_hat_k": [None, 0.0, 1.0],
+            "top_failing_reason": None,
+            "simulated": False,
+        }
+    )
+    grey, _, cells = figures.matrix_heatmap(frame).data
+    # rows c2, c1 (top first); columns a, b: a's c1 errored (dark grey), b never ran c2 (light grey)
+    assert [list(row) for row in grey.text] == [["", figures.NOT_RUN], ["", ""]]
+    assert [list(row) for row in grey.z] == [[None, 1.0], [0.0, None]]
+    assert [list(row) for row in grey.customdata] == [["", figures.NOT_RUN_HOVER], [figures.ERRORED_HOVER, ""]]
+    assert list(cells.text) == ["5 errored", "3/4 · 1 errored", "5/5"]
+    assert widgets.cell_summary({"passes": 0, "runs": 0, "errored": 5}) == "5 errored: none scored"
+    assert widgets.cell_summary({"passes": 3, "runs": 4, "errored": 1, "pass_hat_k": 0.0}) == "3/4 passed · pass^k 0.00 · 1 errored"
+
+
+def test_the_demo_banner_counts_nights_then_the_other_sets():
+    assert progress.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
+    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
+    assert progress.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
+
+
+def test_a_sim_script_version_is_shortened_like_its_model_name():
+    assert widgets.version_label("sim/script:/tmp/x/demo/drifting.yaml sim-drifting-2026-11") == "sim/script:drifting.yaml sim-drifting-2026-11"
+    assert widgets.version_label("gpt-4o-2024-08-06 fp_abc") == "gpt-4o-2024-08-06 fp_abc" and widgets.version_label(None) == "not reported"
+
+
+def test_a_step_limited_attempt_says_so_first():
+    assert widgets.attempt_ending("step_limit", {"turns": [{}] * 8}) == "step limit reached after 8 turns"
+    assert widgets.attempt_ending("model_error", {"turns": [{}]}) == "the model call failed after 1 turn"
+    assert widgets.attempt_ending("final", {"turns": [{}] * 3}) == ""
+
+
 def test_model_labels_shorten_script_paths_only_while_unique():
     assert figures.model_label("sim/script:/a/b/steady.yaml", True) == "sim/script:steady.yaml (simulated)"
     assert figures.model_label("openai/gpt-4o", False) == "openai/gpt-4o"
@@ -473,8 +516,14 @@ def test_tables_show_headings_in_words_and_formatted_numbers():
     frame = pd.DataFrame({"pass_rate": [0.5], "cost_per_correct_usd": [0.001], "passes": [3], "simulated": [True], "model": ["m"]})
     config = widgets.column_config(frame)
     assert config["pass_rate"]["type_config"]["format"] == "percent" and config["pass_rate"]["label"] == "Pass rate"
-    assert config["cost_per_correct_usd"]["type_config"]["format"] == "%.5f" and config["passes"]["type_config"]["format"] == "%d"
+    assert config["cost_per_correct_usd"]["type_config"]["type"] == "text" and config["passes"]["type_config"]["format"] == "%d"
     assert config["simulated"]["type_config"]["type"] == "checkbox"
+    # counts summed in SQL arrive as floats and still read as whole numbers; dates read as dates
+    dated = pd.DataFrame({"retries": [30.0, 2.0], "flaky_runs": [11.0, None], "tokens_per_attempt": [1.5, 2.0], "run_date": pd.to_datetime(["2026-11-13"] * 2)})
+    config = widgets.column_config(dated)
+    assert config["retries"]["type_config"]["format"] == "%d" and config["flaky_runs"]["type_config"]["format"] == "%d"
+    assert config["tokens_per_attempt"]["type_config"]["format"] == "%.3f"
+    assert (config["run_date"]["type_config"]["type"], config["run_date"]["type_config"]["format"]) == ("date", "YYYY-MM-DD")
 
 
 def test_cost_chart_names_the_models_without_a_price_instead_of_an_empty_axis():
@@ -487,9 +536,14 @@ def test_cost_chart_names_the_models_without_a_price_instead_of_an_empty_axis():
         }
     )
     figure = figures.cost_chart(frame)
-    assert list(figure.data[0].x) == ["openai/gpt-x"] and "no price known for local/llama" in figure.layout.title.text
-    unpriced = figures.cost_chart(frame.iloc[1:])
-    assert not unpriced.data and "No price known for local/llama" in unpriced.layout.annotations[0].text
+    assert list(figure.data[0].x) == ["openai/gpt-x"] and figure.layout.title.text == "Cost"  # the title is never cut by a list of names
+    assert figures.unpriced_models(frame) == ["local/llama"]
+    assert not figures.cost_chart(frame.iloc[1:]).data
+    simulated = pd.DataFrame({"model": ["sim/script:/tmp/x/steady.yaml"], "simulated": [True], "cost_per_attempt_usd": [0.0], "cost_per_correct_usd": [0.0]})
+    assert figures.unpriced_models(simulated) == ["sim/script:steady.yaml (simulated)"]  # a sim model's 0.0 is no price, not a price of zero
+    assert not figures.cost_chart(simulated).data
+    assert figures.no_price_sentence(["a", "b"]) == "No price for a, b: cost is never guessed, so it is not drawn."
+    assert widgets.cost_text(0.0, True) == "no price" and widgets.cost_text(None, False) == "no price" and widgets.cost_text(0.00123, False) == "0.00123"
 
 
 def test_over_time_legends_sit_below_and_the_chart_grows_with_them():
@@ -509,8 +563,12 @@ def test_over_time_legends_sit_below_and_the_chart_grows_with_them():
     assert figure.layout.height > figures.latency_chart(frame[frame["model"] == models[0]]).layout.height
 
 
-def test_latency_page_draws_every_chart_when_no_model_has_a_price(tmp_path, monkeypatch):
+def test_latency_page_says_no_price_instead_of_empty_cost_charts(tmp_path, monkeypatch):
     db = tmp_path / "evals.duckdb"
-    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, False]})  # cost unknown: no price
+    write_synthetic_run(db, "run-1", date(2026, 3, 1), {"case-a": [True, False]})  # a sim model: no price
     app = _app(LATENCY, db, monkeypatch)
-    assert len(app.get("plotly_chart")) == 5  # the per-model and over-time cost charts look alike, and both are drawn
+    assert len(app.get("plotly_chart")) == 3  # latency per model, per tool, over time; no cost chart without a price
+    sentence = figures.no_price_sentence([_shown("sim/fake")])
+    assert [info.value for info in app.info] == [widgets.literal_label(sentence)] * 2  # per model and over time
+    shown = [frame.value for frame in app.dataframe]
+    assert list(shown[0]["cost_per_attempt_usd"]) == ["no price"] and list(shown[-1]["cost_per_correct_usd"]) == ["no price"]  # per model, over time

@@ -25,7 +25,7 @@ def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else
     assert found == expected
     server_change = next(c for c in changes if c.cause == "server")
     assert "changed description of search_knowledge_base" in server_change.description_diff
-    sentence = f"tools/list changed the `search_knowledge_base` description on {config.description_change}; pass rate 100% → 0% since"
+    sentence = f"tools/list changed the search_knowledge_base description on {config.description_change}; pass rate 100% → 0% since"
     assert server_change.action.startswith(sentence)
     model_change = next(c for c in changes if c.cause == "model")
     assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model_change.evidence)
@@ -46,7 +46,10 @@ def test_drift_command_passes_when_the_latest_run_is_clean_and_writes_json(demo_
     out = tmp_path / "drift.json"
     assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out, min_baseline=None)) == 0
     printed = capsys.readouterr().out
-    assert "server change: tools/list changed the `search_knowledge_base` description" in printed and "model update: `sim/script:" in printed
+    assert (
+        "server change: tools/list changed the search_knowledge_base description" in printed
+        and "model update: sim/script:drifting.yaml reported version sim-drifting-2026-11 instead of sim-drifting-2026-05" in printed
+    )
     report = json.loads(out.read_text())
     assert report["latestRunFlagged"] is False and len(report["changes"]) == 4
 

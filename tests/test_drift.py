@@ -173,7 +173,7 @@ def test_attribution_compares_the_last_good_run_with_the_first_after_the_change(
     (flag,) = drops(history(passes, changes={8: {"server": "fp-2", "server_tools_json": TOOLS_V2}}))
     assert flag.change_run_id == "run-08" and flag.last_good_run_id == "run-07" and flag.cause == "server"
     assert "changed description of search_kb:" in flag.evidence and "+Look things up." in flag.description_diff
-    assert flag.action.startswith("tools/list changed the `search_kb` description on 2026-10-09; pass rate 100% → ")
+    assert flag.action.startswith("tools/list changed the search_kb description on 2026-10-09; pass rate 100% → ")
     assert flag.action.endswith("since: review or revert that change (diff below).")
 
 
@@ -211,7 +211,7 @@ def test_a_recovery_closes_the_flag_with_the_run_that_fixed_it():
     drop, recovery = changes
     assert (drop.kind, drop.status, drop.closed_by_run_id, drop.since_passes, drop.since_attempts) == ("drop", "recovered", "run-13", 10, 25)
     assert (recovery.kind, recovery.change_run_id, recovery.cause) == ("recovery", "run-13", "server")
-    assert recovery.action.startswith("`case` recovered on 2026-10-14; pass rate 40% → 100% since")
+    assert recovery.action.startswith("case recovered on 2026-10-14; pass rate 40% → 100% since")
 
 
 def test_a_second_drop_while_the_first_flag_is_open_opens_its_own_flag():
@@ -326,7 +326,7 @@ def test_history_reads_every_fingerprint_and_the_command_fails_on_a_new_drop(tmp
     out = tmp_path / "drift.json"
     assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out, min_baseline=None)) == 1
     printed = capsys.readouterr().out
-    assert "weather-paris: DROP (found by the latest run)" in printed and "model update: `sim/m` reported version v2 instead of v1" in printed
+    assert "weather-paris: DROP (found by the latest run)" in printed and "model update: sim/m reported version v2 instead of v1" in printed
     report = json.loads(out.read_text())
     (change,) = report["changes"]
     assert report["latestRunFlagged"] is True and change["cause"] == "model" and change["change_run_id"] == "run-04"

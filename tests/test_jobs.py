@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import sys
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -30,12 +32,18 @@ def test_models_with_keys_present_are_offered_and_nothing_else():
     ("kwargs", "message"),
     [
         ({"server": "python -c 'import os'"}, "unknown server"),
-        ({"golden": Path("/etc/passwd")}, "not a golden set"),
-        ({"models": ["openai/gpt-4o"]}, "models not offered"),
+        ({"server": None}, "give exactly one server"),
+        ({"url": "http://127.0.0.1:1/mcp"}, "give exactly one server"),
+        ({"server": None, "url": "ftp://127.0.0.1/mcp"}, "must start with http:// or https://"),
+        ({"server": None, "stdio": "python -c 'unclosed"}, "cannot be read as a command line"),
+        ({"golden": Path("/etc/passwd")}, "/etc/passwd is not a golden set: "),
+        ({"golden": Path("/nonexistent/golden.yaml")}, "no such file"),
+        ({"models": ["openai/gpt-4o"]}, "openai/gpt-4o: .*OPENAI_API_KEY"),  # any litellm model string; its key comes from the environment
+        ({"models": []}, "choose at least one model"),
         ({"runs": 0}, "between 1 and 20"),
     ],
 )
-def test_launch_refuses_anything_not_configured(tmp_path, kwargs, message, monkeypatch):
+def test_launch_refuses_what_cannot_run_with_one_line_saying_why(tmp_path, kwargs, message, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     arguments = {"db": tmp_path / "evals.duckdb", "golden": GOLDEN, "server": "reference", "models": ["sim/lexical"], "runs": 1, **kwargs}
     with pytest.raises(ConfigError, match=message):
@@ -73,7 +81,36 @@ def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch
     report = json.loads(load_run(db, job.run_id)["report_json"])
     assert score["pass_rate"] == report["models"][0]["metrics"]["pass_rate"] and score["attempts"] == 28
     assert f"sim/lexical (simulated): pass rate {score['pass_rate']:.0%} ({score['passes']}/28 attempts passed)" in [t.value for t in again.text]
-    assert f"[Open this run in the matrix](./?run={job.run_id})" in [m.value for m in again.markdown]
+    assert again.button(key=f"open-{job.run_id}").label == "Open this run in the matrix"  # the browser test follows it
+
+
+def test_a_run_against_your_own_server_by_url_or_stdio_command_completes(tmp_path, reference_url):
+    db = tmp_path / "evals.duckdb"
+    by_url = jobs.launch(db=db, golden=GOLDEN, url=reference_url, models=["sim/lexical"], runs=1)
+    assert _wait_until_finished(by_url)["status"] == "complete"
+    command = f"{sys.executable} -m evalcore.demo_server --stdio"
+    by_stdio = jobs.launch(db=db, golden=GOLDEN, stdio=command, models=["sim/lexical"], runs=1)
+    assert _wait_until_finished(by_stdio)["status"] == "complete"
+    assert {run["run_id"]: run["server_target"] for run in list_runs(db)} == {by_url.run_id: reference_url, by_stdio.run_id: f"stdio: {command}"}
+    assert [job.server for job in jobs.list_jobs(db)] == [f"stdio: {command}", reference_url]  # newest first
+
+
+def test_jobs_are_listed_newest_first_whatever_their_names(tmp_path):
+    db = tmp_path / "evals.duckdb"
+    folder = jobs.jobs_dir(db)
+    folder.mkdir(parents=True)
+    older = jobs.Job("demo-20261201T120000", 1, "2026-12-01T12:00:00+00:00", "g.yaml", "reference", ("sim/script",), 5, str(db), "", kind="demo")
+    newer = jobs.Job("20261201-130000-abcdef", 2, "2026-12-01T13:00:00+00:00", "g.yaml", "reference", ("sim/lexical",), 1, str(db), "")
+    for job in (older, newer):
+        (folder / f"{job.run_id}.json").write_text(json.dumps(dataclasses.asdict(job)))
+    assert [job.run_id for job in jobs.list_jobs(db)] == [newer.run_id, older.run_id]  # by name, the demo came first
+
+
+def test_a_finished_job_is_reaped_without_anyone_asking_for_its_status(tmp_path):
+    db = tmp_path / "evals.duckdb"
+    job = jobs.launch(db=db, golden=GOLDEN, server="reference", models=["sim/lexical"], runs=1)
+    wait_for_exit(job.pid, what=f"run {job.run_id}")  # exited: a zombie until its parent waits for it
+    wait_until(lambda: not Path(f"/proc/{job.pid}").exists(), what=f"run {job.run_id} reaped (not <defunct>)")
 
 
 def test_an_identical_run_cannot_start_twice(tmp_path):
@@ -148,7 +185,7 @@ def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_pa
             jobs.launch_demo(db)
         # a reload shows the progress, not a second button
         again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=120)
-        assert not again.button and "runs stored" in again.get("progress")[0].proto.text
+        assert not again.button and again.get("progress")[0].proto.text.startswith("Building the demo history: night ")
         run_page = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=120)  # the Run page follows it too
         assert any(job.run_id in t.value and "running" in t.value for t in run_page.text)
     finally:

@@ -179,3 +179,12 @@ def test_readme_compare_example_runs_as_written_and_shows_what_it_prints(checkou
         if line.strip() and line.strip() != "…":
             assert " ".join(line.split()) in printed, line
     assert (checkout_dir / "compare.json").is_file()
+
+
+def test_the_readme_counts_the_demo_runs_as_the_demo_makes_them():
+    from evalcore.demo import LAYER2_SETS
+    from evalcore.jobs import DEMO_NIGHTS
+
+    counted = re.search(r"builds the simulated demo history in the background: (\d+) runs \((\d+) nights", " ".join(README.split()))
+    assert counted, "the README no longer counts the demo's runs"
+    assert (int(counted[1]), int(counted[2])) == (DEMO_NIGHTS + len(LAYER2_SETS) + 1, DEMO_NIGHTS)  # the nights, the Layer 2 sets, the multi-turn set

@@ -21,10 +21,11 @@ APP = bundled("app.py")
 
 
 def streamlit_command(port: int) -> list[str]:
-    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere."""
+    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere, no deploy menu."""
     return [
         sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.address", "127.0.0.1",
         "--server.port", str(port), "--browser.gatherUsageStats", "false",
+        "--client.toolbarMode", "minimal",  # no "Deploy" button: this dashboard is a local tool
     ]  # fmt: skip
 
 

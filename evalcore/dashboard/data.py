@@ -8,13 +8,13 @@ time without hammering the file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
 
+from evalcore.dashboard import progress
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
@@ -23,11 +23,9 @@ from evalcore.store import history, queries
 from evalcore.store.queries import AttemptFilters
 
 TTL_S = 10
-DEFAULT_DB = "data/evals.duckdb"
 
 
-def db_path() -> Path:
-    return Path(os.environ.get("EVALCORE_DB", DEFAULT_DB))
+db_path = progress.db_path
 
 
 def filter_options(db: Path) -> dict[str, list[Any]]:
@@ -43,6 +41,31 @@ def filter_options(db: Path) -> dict[str, list[Any]]:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def _filter_options(db: Path) -> dict[str, list[Any]]:
     return queries.filter_options(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def golden_sets(db: Path) -> pd.DataFrame:
+    return queries.golden_sets(db)
+
+
+def golden_set_label(db: Path, golden_path: str | None) -> str:
+    """ "golden/tasks.yaml · hash 3f2a9c01b7e4 · 8 runs": the golden set a page shows, as every page names it."""
+    if golden_path is None:
+        return "(none)"
+    sets = golden_sets(db).set_index("golden_path")
+    if golden_path not in sets.index:
+        return golden_path
+    found = sets.loc[golden_path]
+    return f"{golden_path} · hash {str(found['golden_hash'])[:12]} · {int(found['runs'])} run{'s' if int(found['runs']) != 1 else ''}"
+
+
+def run_golden_path(db: Path, run_id: str) -> str | None:
+    """The golden set (its identity in the store) of one run; read afresh when the cached list does not know the run yet."""
+    found = runs(db).set_index("run_id")["golden_path"]
+    if run_id not in found.index:
+        runs.clear()
+        found = runs(db).set_index("run_id")["golden_path"]
+    return str(found[run_id]) if run_id in found.index else None
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore.drift import Change, RunPoint
+from evalcore.models.types import short_model_name
 
 NOT_RUN = "not run"
 NOT_RUN_COLOUR = "#d9d9d9"
+ERRORED_COLOUR = "#a6a6a6"
+NOT_RUN_HOVER = "not run: this model has no attempts of this case in the shown run"
+ERRORED_HOVER = "no verdict: every attempt of this case errored (provider, server or harness error), so none was scored"
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
@@ -52,9 +55,7 @@ def model_labels(simulated: Mapping[str, bool]) -> dict[str, str]:
     return {model: (_short_name(model) if short[_short_name(model)] == 1 else model) + (SIMULATED_SUFFIX if flag else "") for model, flag in simulated.items()}
 
 
-def _short_name(model: str) -> str:
-    prefix, _, path = model.partition(":")
-    return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else model
+_short_name = short_model_name
 
 
 def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
@@ -63,7 +64,9 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     Hover shows passes/runs, pass^k and the top failing reason. An invisible
     marker sits on every cell, carrying (model, case_id) as customdata, so a
     click selects a point (heatmaps themselves are not selectable in
-    Streamlit). A cell the model never ran is grey and says "not run". Layer 0
+    Streamlit). A cell the model never ran is light grey and says "not run"; one
+    whose every attempt errored is darker grey and reads "k errored" (it was run,
+    but nothing was scored). Layer 0
     is one verdict per server, so it is not a column here: the page states it once.
     """
     figure = go.Figure()
@@ -73,25 +76,34 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     simulated = df.groupby("model")["simulated"].any()
     labels = {model: plotly_text(label) for model, label in model_labels({str(model): bool(flag) for model, flag in simulated.items()}).items()}
     models = sorted(labels, key=lambda model: labels[model])  # columns in the order a reader sees their names
-    frame = df.assign(model_label=df["model"].map(labels), case_id=df["case_id"].map(plotly_text))
+    errored = df["errored"] if "errored" in df.columns else None  # a frame from before the count was kept
+    frame = df.assign(model_label=df["model"].map(labels), case_id=df["case_id"].map(plotly_text), errored=errored)
     cases = sorted(frame["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
     rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
     columns = [labels[m] for m in models]
     position = {label: index for index, label in enumerate(columns)}
-    not_run = rates.isna().to_numpy()
-    if not_run.any():
+    present = frame.assign(present=1.0).pivot(index="case_id", columns="model_label", values="present").reindex(index=cases, columns=columns)
+    not_run = present.isna().to_numpy()
+    no_verdict = rates.isna().to_numpy() & ~not_run  # attempted, but every attempt errored: no pass rate, yet not "not run"
+    grey = [
+        [NOT_RUN if missing else "errored" if errored else "" for missing, errored in zip(*pair, strict=True)] for pair in zip(not_run, no_verdict, strict=True)
+    ]
+    if (not_run | no_verdict).any():
         figure.add_trace(
             go.Heatmap(
-                z=[[1.0 if missing else None for missing in row] for row in not_run],
+                z=[[{NOT_RUN: 1.0, "errored": 0.0}.get(state) for state in row] for row in grey],
                 x=[position[label] for label in rates.columns],
                 y=cases,
                 text=[[NOT_RUN if missing else "" for missing in row] for row in not_run],
+                customdata=[[{NOT_RUN: NOT_RUN_HOVER, "errored": ERRORED_HOVER}.get(state, "") for state in row] for row in grey],
                 texttemplate="%{text}",
-                colorscale=[[0.0, NOT_RUN_COLOUR], [1.0, NOT_RUN_COLOUR]],
+                colorscale=[[0.0, ERRORED_COLOUR], [1.0, NOT_RUN_COLOUR]],
+                zmin=0,
+                zmax=1,
                 showscale=False,
-                hovertemplate="not run: this model has no attempts of this case in the shown run<extra></extra>",
+                hovertemplate="%{customdata}<extra></extra>",
                 name=NOT_RUN,
             )
         )
@@ -114,12 +126,13 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
             x=frame["model_label"].map(position),
             y=frame["case_id"],
             mode="markers+text",
-            text=[f"{int(p)}/{int(n)}" for p, n in zip(frame["passes"], frame["runs"], strict=True)],
+            text=[cell_text(p, n, e) for p, n, e in zip(frame["passes"], frame["runs"], frame["errored"], strict=True)],
             textfont={"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
-            selected={"marker": {"opacity": 1.0}},
-            unselected={"marker": {"opacity": 0.0}},
+            # every cell's text stays as dark after a click as before it: plotly fades unselected points' text unless told
+            selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
+            unselected={"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
             customdata=list(
                 zip(
                     df["model"],  # raw ids for the click (widgets.clicked_cell); the rest is shown
@@ -158,6 +171,19 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def cell_text(passes: Any, scored: Any, errored: Any) -> str:
+    """What a matrix cell reads: "4/5" (passes of the scored attempts), "3/4 · 1 errored", or "5 errored" when none was scored."""
+    errors = 0 if _missing(errored) else int(errored)
+    if _missing(scored) or int(scored) == 0:
+        return f"{errors} errored" if errors else "no verdict"
+    shown = f"{0 if _missing(passes) else int(passes)}/{int(scored)}"
+    return f"{shown} · {errors} errored" if errors else shown
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
+
+
 def latency_chart(df: pd.DataFrame) -> go.Figure:
     """Latency p50 and p95 per model: bars from `queries.latency`, or lines over run dates from `queries.latency_over_time`."""
     figure = go.Figure()
@@ -173,7 +199,7 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
                     x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}, legendgroup=str(label)
                 )
             )
-        figure.update_layout(xaxis_title="run date", **_legend_below(2 * frame["label"].nunique()))
+        figure.update_layout(**_legend_below(2 * frame["label"].nunique()))  # no x title: the dates say it, and it sat on the legend
     else:
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p50_ms"], name="p50"))
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p95_ms"], name="p95"))
@@ -205,36 +231,51 @@ def tool_latency_chart(df: pd.DataFrame) -> go.Figure:
     return figure
 
 
+NO_PRICE = "no price"
+
+
+def unpriced_models(df: pd.DataFrame) -> list[str]:
+    """Labels of the models in `df` without a price: simulated ones (a `sim/` model costs nothing because it is not a
+    provider, which is no price), and those whose cost is unknown in every row. Their cost is never guessed or drawn."""
+    unpriced = _unpriced_ids(df)
+    labels = model_labels({str(m): bool(s) for m, s in zip(df["model"], df["simulated"], strict=True)}) if unpriced else {}
+    return sorted(labels[model] for model in unpriced)
+
+
+def _unpriced_ids(df: pd.DataFrame) -> set[str]:
+    if df.empty:
+        return set()
+    cost = "cost_per_correct_usd" if "run_date" in df.columns else "cost_per_attempt_usd"
+    priced = {str(model) for model, value, simulated in zip(df["model"], df[cost], df["simulated"], strict=True) if pd.notna(value) and not simulated}
+    simulated = {str(model) for model, flag in zip(df["model"], df["simulated"], strict=True) if flag}
+    return {str(model) for model in df["model"]} - (priced - simulated)
+
+
+def no_price_sentence(labels: Sequence[str]) -> str:
+    """What the Latency page says instead of a cost chart for models without a price."""
+    return f"{NO_PRICE.capitalize()} for {', '.join(labels)}: cost is never guessed, so it is not drawn."
+
+
 def cost_chart(df: pd.DataFrame) -> go.Figure:
     """Cost per attempt and per correct attempt (USD) per model, from `queries.latency` (or per run date from `latency_over_time`).
 
-    A model whose price is unknown has no cost (it is never guessed): the chart says so by name instead of drawing an empty axis.
+    Only models with a price are drawn (`unpriced_models` names the others, for the page to say so beside the chart).
     """
     figure = go.Figure()
-    if df.empty:
-        figure.update_layout(title="No cost data in scope")
-        return figure
-    frame = _with_model_labels(df)
-    column = "cost_per_correct_usd" if "run_date" in frame.columns else "cost_per_attempt_usd"
-    priced = frame.groupby("label")[column].apply(lambda values: bool(values.notna().any()))
-    unpriced = sorted(str(label) for label, known in priced.items() if not known)
-    shown = frame[frame["label"].isin([label for label, known in priced.items() if known])]
+    unpriced = _unpriced_ids(df)
+    shown = _with_model_labels(df[~df["model"].astype(str).isin(unpriced)]) if not df.empty else df
     if shown.empty:
-        figure.add_annotation(
-            text="No price known for " + ", ".join(unpriced) + ": cost is never guessed", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper"
-        )
-        figure.update_layout(title="Cost", xaxis={"visible": False}, yaxis={"visible": False})
+        figure.update_layout(title="No cost data in scope", xaxis={"visible": False}, yaxis={"visible": False})
         return figure
     if "run_date" in shown.columns:
         for label, group in shown.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
-        figure.update_layout(xaxis_title="run date", **_legend_below(shown["label"].nunique()))
+        figure.update_layout(**_legend_below(shown["label"].nunique()))
     else:
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_attempt_usd"], name="per attempt"))
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_correct_usd"], name="per correct attempt"))
         figure.update_layout(barmode="group")
-    title = "Cost" + (f" (no price known for {', '.join(unpriced)})" if unpriced else "")
-    figure.update_layout(yaxis_title="USD", title=title)
+    figure.update_layout(yaxis_title="USD", title="Cost")
     return figure
 
 

@@ -22,9 +22,10 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import jobs, redaction
-from evalcore.dashboard import conversation
-from evalcore.dashboard.figures import model_labels
+from evalcore.dashboard import conversation, figures, progress
+from evalcore.dashboard.figures import NO_PRICE, model_labels
 from evalcore.errors import EvalcoreError
+from evalcore.models.types import short_model_name
 from evalcore.scoring import registry
 from evalcore.store import queries
 from evalcore.store.queries import AttemptFilters
@@ -33,6 +34,7 @@ EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`pyth
 ALL = "(all)"
 NEWEST_PER_MODEL = "(newest run per model)"
 ALL_RUNS = "(every run in the dates)"
+MATRIX_PAGE = "pages/0_Matrix.py"  # the home page, as app.py names it
 SHOWN_CHARS = 2_000  # of a long value in a drill-down, before "show all"
 LINE_CHARS = 200  # of a value inside one line of our own text
 
@@ -40,9 +42,9 @@ LINE_CHARS = 200  # of a value inside one line of our own text
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
     """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
     st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
-    if demo_progress(db, reload_when_data_lands=True):
-        return
-    if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights, about a minute)", key="launch_demo", type="primary"):
+    if progress.demo_running(db):
+        return  # app.py's banner follows it
+    if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights; the first lands within seconds)", key="launch_demo", type="primary"):
         try:
             jobs.launch_demo(db)
         except EvalcoreError as exc:
@@ -51,41 +53,17 @@ def empty_state(db: Path, what: str = "behaviour runs") -> None:
         st.rerun()
 
 
-def demo_progress(db: Path, *, reload_when_data_lands: bool = False) -> bool:
-    """While the demo history is being built into `db`: a progress bar that refreshes itself; True when one is shown.
-
-    The page reloads when the demo ends, and, with `reload_when_data_lands` (an empty page), as soon as its first run is stored.
-    """
-    demo = next((job for job in jobs.list_jobs(db) if job.kind == "demo"), None)
-    if demo is None or jobs.job_status(demo)["status"] != "running":
-        return False
-
-    @st.fragment(run_every="2s")
-    def follow() -> None:
-        status = jobs.job_status(demo)
-        if status["status"] != "running" or (reload_when_data_lands and status["done"]):
-            st.cache_data.clear()
-            st.rerun(scope="app")
-        done, total = int(status["done"] or 0), int(status["total"] or 1)
-        st.progress(
-            min(1.0, done / total),
-            text=f"Building the simulated demo history: {done}/{total} runs stored (nightly runs, then the Layer 2 sets; pages fill in as they land)",
-        )
-
-    follow()
-    return True
-
-
 def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:
-    """The filter widgets in the sidebar; the run comes from, and is written to, the URL (?run=...).
+    """The filter widgets in the sidebar; the golden set and the run come from, and are written to, the URL (?golden=...&run=...).
 
-    `no_run_label` names what "no particular run" means on the page: the matrix
-    shows each model's newest run, the latency, flaky and export pages every run.
+    A page shows one golden set at a time: the one run last, unless the URL
+    names another (or a run of another). `no_run_label` names what "no
+    particular run" means on the page: the matrix shows each model's newest
+    run of the set, the latency, flaky and export pages every run of it.
     """
     sidebar = st.sidebar
     sidebar.header("Filters")
-    golden_choices = [ALL, *options.get("golden_paths", [])]
-    golden = sidebar.selectbox("Golden set", golden_choices, key="filter_golden")
+    golden = golden_set_picker(options)
     server = sidebar.selectbox("Server", [ALL, *options.get("servers", [])], key="filter_server")
     models = sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
     kinds = sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
@@ -98,7 +76,8 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
             date_from, date_to = chosen[0], chosen[1]
     run_id: str | None = None
     if choose_run:
-        run_choices = [no_run_label, *options.get("run_ids", [])]
+        of_set = [run for run, path in zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True) if path == golden]
+        run_choices = [no_run_label, *of_set]
         wanted = st.query_params.get("run")
         index = run_choices.index(wanted) if wanted in run_choices else 0
         run = sidebar.selectbox("Run", run_choices, index=index, key="filter_run")
@@ -113,9 +92,31 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
         kinds=tuple(kinds),
         date_from=date_from,
         date_to=date_to,
-        golden_path=None if golden == ALL else str(golden),
+        golden_path=golden,
         server=None if server == ALL else str(server),
     )
+
+
+def golden_set_picker(options: Mapping[str, Sequence[Any]]) -> str | None:
+    """The sidebar's golden-set choice (None only when the store has no runs), its path and hash shown under it.
+
+    The URL decides once per value it brings: ?run= picks that run's set, else ?golden=; from then on the picker is the user's.
+    """
+    paths = [str(path) for path in options.get("golden_paths", [])]
+    if not paths:
+        return None
+    hashes = dict(zip(paths, options.get("golden_hashes", []), strict=True))
+    run_sets = dict(zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True))
+    wanted = run_sets.get(st.query_params.get("run")) or st.query_params.get("golden")
+    if wanted in paths and st.session_state.get("_golden_from_url") != wanted:
+        st.session_state["_golden_from_url"] = wanted
+        st.session_state["filter_golden"] = wanted
+    if st.session_state.get("filter_golden") not in paths:
+        st.session_state["filter_golden"] = paths[0]  # the set run last
+    golden = str(st.sidebar.selectbox("Golden set", paths, key="filter_golden", help="A page shows one golden set at a time; the one run last comes first."))
+    st.query_params["golden"] = st.session_state["_golden_from_url"] = golden  # what the URL says now is the user's choice, not news
+    st.sidebar.caption(literal_label(f"{golden} · hash {str(hashes.get(golden, ''))[:12]}"))
+    return golden
 
 
 def layer0_verdict(verdict: pd.DataFrame) -> None:
@@ -195,7 +196,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
     The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
     """
-    shown, config = _with_short_models(frame), column_config(frame)
+    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
     if selectable:
         event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="single-row", key=f"table_{name}")
     else:
@@ -213,6 +214,27 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
 
 
+def selected_row(name: str, rows: int) -> int | None:
+    """The row clicked in the selectable `table(..., name, selectable=True)`, read before the table is drawn again (None: none)."""
+    state = st.session_state.get(f"table_{name}")
+    picked = list(((state or {}).get("selection") or {}).get("rows") or [])
+    return int(picked[0]) if picked and 0 <= int(picked[0]) < rows else None
+
+
+def cell_summary(cell: Mapping[str, Any]) -> str:
+    """One matrix cell in words: "4/5 passed · pass^k 0.80", with "· 1 errored" when some attempts errored, or "5 errored: none scored"."""
+    errored = 0 if _missing(cell.get("errored")) else int(cell["errored"])
+    scored = 0 if _missing(cell.get("runs")) else int(cell["runs"])
+    if scored == 0:
+        return f"{errored} errored: none scored"
+    text = f"{0 if _missing(cell.get('passes')) else int(cell['passes'])}/{scored} passed · pass^k " + _number(cell.get("pass_hat_k"), 2)
+    return text + (f" · {errored} errored" if errored else "")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
+
+
 def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, enabled: bool) -> None:
     """A CSV and a Parquet download button of `export(file_format)`, as `name.csv` / `name.parquet`."""
     for file_format, label, mime in (("csv", "CSV", "text/csv"), ("parquet", "Parquet", "application/octet-stream")):
@@ -222,12 +244,19 @@ def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, en
 
 
 def column_config(frame: pd.DataFrame) -> dict[str, Any]:
-    """Each column's heading in words and its number format, from what its name says it holds (`_ms`, `_usd`, `_rate`, ...)."""
+    """Each column's heading in words and its format, from what its name says it holds (`_ms`, `_usd`, `_rate`, ...):
+    counts as whole numbers, dates as dates, costs as USD or "no price"."""
     config: dict[str, Any] = {}
     for column in frame.columns:
         heading = column_heading(str(column))
-        if pd.api.types.is_bool_dtype(frame[column]):
+        if str(column).endswith("_usd"):
+            config[column] = st.column_config.TextColumn(heading)  # shown as text: the amount, or "no price" (`_with_no_price`)
+        elif pd.api.types.is_bool_dtype(frame[column]):
             config[column] = st.column_config.CheckboxColumn(heading)
+        elif isinstance(frame[column].dtype, pd.DatetimeTZDtype):
+            config[column] = st.column_config.DatetimeColumn(heading, format="YYYY-MM-DD HH:mm:ss")
+        elif pd.api.types.is_datetime64_any_dtype(frame[column]):
+            config[column] = st.column_config.DateColumn(heading, format="YYYY-MM-DD")
         elif pd.api.types.is_numeric_dtype(frame[column]):
             config[column] = st.column_config.NumberColumn(heading, format=_number_format(str(column), frame[column]))
         else:
@@ -263,15 +292,49 @@ def _number_format(column: str, values: pd.Series) -> str:
         return "%.5f"
     if pd.api.types.is_integer_dtype(values) or column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct"}:
         return "%d" if pd.api.types.is_integer_dtype(values) else "%.0f"
-    return "%.3f"
+    known = values.dropna()
+    return "%d" if len(known) and bool((known == known.round()).all()) else "%.3f"  # a count stored as a float (a SQL sum) is still a count
+
+
+def _with_no_price(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every `_usd` column as text: the amount (5 decimals), or "no price" for a simulated model or an unknown cost."""
+    costs = [column for column in frame.columns if str(column).endswith("_usd")]
+    if not costs or frame.empty:
+        return frame
+    simulated = _simulated(frame)
+    return frame.assign(**{column: [cost_text(value, bool(flag)) for value, flag in zip(frame[column], simulated, strict=True)] for column in costs})
+
+
+def _simulated(frame: pd.DataFrame) -> pd.Series:
+    """Each row's simulated flag; a table without the flag still marks sim/ models: those are simulated by their name (ModelSpec)."""
+    if "simulated" in frame.columns:
+        return frame["simulated"]
+    if "model" in frame.columns:
+        return frame["model"].map(lambda model: str(model).startswith("sim/"))
+    return pd.Series(False, index=frame.index)
+
+
+def cost_text(value: Any, simulated: bool) -> str:
+    """A cost as every page shows it: "0.00123" (USD), or "no price" when the model has none (simulated) or it is unknown."""
+    return NO_PRICE if simulated or _missing(value) else f"{float(value):.5f}"
+
+
+def cost_chart(container: Any, frame: pd.DataFrame, *, key: str) -> None:
+    """The cost chart of `frame` in `container`; models without a price are named in a sentence, and with none priced it replaces the chart."""
+    unpriced = figures.unpriced_models(frame)
+    if unpriced and len(unpriced) == frame["model"].nunique():
+        container.info(literal_label(figures.no_price_sentence(unpriced)))
+        return
+    container.plotly_chart(figures.cost_chart(frame), width="stretch", key=key)
+    if unpriced:
+        container.caption(literal_label(figures.no_price_sentence(unpriced)))
 
 
 def _with_short_models(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with its model column shown by label (`sim/script:steady.yaml (simulated)`), as the charts show it."""
     if "model" not in frame.columns or frame.empty:
         return frame
-    # a table without the flag still marks sim/ models: those are simulated by their name (evalcore.models.types.ModelSpec)
-    simulated = frame["simulated"] if "simulated" in frame.columns else frame["model"].map(lambda model: str(model).startswith("sim/"))
+    simulated = _simulated(frame)
     labels = model_labels({str(model): bool(flag) for model, flag in zip(frame["model"], simulated, strict=True)})
     return frame.assign(model=frame["model"].map(lambda model: labels[str(model)]))
 
@@ -324,14 +387,15 @@ def _label(row: pd.Series) -> str:
 def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str) -> None:
     """One attempt as a conversation: verdicts, why it failed, expected vs actual calls, each step in order, raw JSON behind a toggle."""
     passed = bool(row["passed"])
+    transcript = _transcript(row.get("transcript"))
     header = f"Attempt {int(row['attempt'])}: {'PASS' if passed else 'FAIL'}"
-    (st.success if passed else st.error)(header)
+    ending = attempt_ending(str(row["stop_reason"]), transcript)
+    (st.success if passed else st.error)(header + (f" · {ending}" if ending else ""))
     verdicts = {label: _verdict(row[key]) for key, label in _VERDICTS.items()}
     st.text(" · ".join(f"{label} {value}" for label, value in verdicts.items()))
     if not passed and row["reasons"]:
         st.caption("Why it failed")
         code_block(row["reasons"])
-    transcript = _transcript(row.get("transcript"))
     if isinstance(row["final_text"], str):
         transcript.setdefault("final_text", row["final_text"])
     want, got = conversation.calls_side_by_side(expected, _actual_calls(transcript))
@@ -358,11 +422,28 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
     st.text(
         f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
-        f" · cost {_number(row['cost_usd'], 5)} USD · stop {clip(row['stop_reason'])}"
+        f" · cost {cost_text(row['cost_usd'], bool(row['simulated']))}{'' if bool(row['simulated']) or _missing(row['cost_usd']) else ' USD'}"
+        f" · stop {clip(row['stop_reason'])}"
     )
-    st.text(f"model version: {clip(row['model_version'])}" + (" (simulated)" if bool(row["simulated"]) else ""))
+    st.text(f"model version: {clip(version_label(row['model_version']))}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
         st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
+
+
+def version_label(version: Any) -> str:
+    """A reported model version as the pages show it: a sim script's path shortened like its model's name everywhere."""
+    if _missing(version):
+        return "not reported"
+    name, _, rest = str(version).partition(" ")
+    return " ".join(part for part in (short_model_name(name), rest) if part)
+
+
+def attempt_ending(stop_reason: str, transcript: Mapping[str, Any]) -> str:
+    """How an attempt ended when it is not a final answer, in words for the top of the attempt: "step limit reached after 8 turns"."""
+    turns = len(transcript.get("turns") or ())
+    counted = f"after {turns} turn{'s' if turns != 1 else ''}" if turns else ""
+    endings = {"step_limit": "step limit reached", "model_error": "the model call failed", "server_error": "the server failed"}
+    return " ".join(part for part in (endings.get(stop_reason, ""), counted if stop_reason in endings else "") if part)
 
 
 _VERDICTS = {

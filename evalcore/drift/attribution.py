@@ -31,6 +31,7 @@ from datetime import date
 from typing import Any, Final
 
 from evalcore.drift.types import Cause, ChangeKind, Component, Fingerprints
+from evalcore.models.types import short_model_name, version_without_name
 
 LABELS: Final[Mapping[Component, str]] = {
     "server": "server change",
@@ -107,7 +108,8 @@ def action_sentence(
     before: Fingerprints,
     after: Fingerprints,
 ) -> str:
-    """One sentence a user can act on, e.g. "tools/list changed the `search_kb` description on 2026-11-19; pass rate 100% → 60% since: …"."""
+    """One sentence a user can act on, plain text (no markup; sim scripts by file name), e.g. "tools/list changed the search_kb
+    description on 2026-11-19; pass rate 100% → 60% since: …"."""
     rate = f"pass rate {rates[0]:.0%} → {rates[1]:.0%} since"
     on = change_date.isoformat()
     if kind == "recovery":
@@ -116,17 +118,17 @@ def action_sentence(
         elif attribution.cause == "ambiguous":
             why = f"the {_and([NAMES[c] for c in attribution.changed])} changed that night"
         else:
-            why = f"{_what_changed(attribution, before, after)} that night"
-        return f"`{case_id}` recovered on {on}; {rate}; {why}: the open flag is closed by that run."
+            why = f"{_what_changed(attribution, before, after, model)} that night"
+        return f"{case_id} recovered on {on}; {rate}; {why}: the open flag is closed by that run."
     if attribution.cause == "server":
         return f"{_server_change(before, after)} on {on}; {rate}: review or revert that change (diff below)."
     if attribution.cause == "model":
         return (
-            f"`{model}` reported version {after.model_version} instead of {before.model_version} from {on}; {rate}: "
+            f"{short_model_name(model)} reported version {_version(model, after)} instead of {_version(model, before)} from {on}; {rate}: "
             "pin the earlier version if the provider allows it, or adapt the tool descriptions to the new one."
         )
     if attribution.cause == "case":
-        return f"The golden case `{case_id}` was edited on {on}; {rate}: check the edit against the model's calls before trusting either."
+        return f"The golden case {case_id} was edited on {on}; {rate}: check the edit against the model's calls before trusting either."
     if attribution.cause == "settings":
         change = _settings_change(before, after)
         return f"{change[:1].upper()}{change[1:]} on {on}; {rate}: revert it, or accept the new pass rate as the baseline."
@@ -137,7 +139,7 @@ def action_sentence(
         both = "both" if len(attribution.changed) == 2 else "all"
         return f"The {_and([NAMES[c] for c in attribution.changed])} {both} changed on {on}; {rate}: re-run with one of them as before to tell which it was."
     return (
-        f"Nothing evalcore fingerprints changed on {on}, yet {rate}: the provider may have updated `{model}` silently; "
+        f"Nothing evalcore fingerprints changed on {on}, yet {rate}: the provider may have updated {short_model_name(model)} silently; "
         "compare a failing transcript with a passing one from before."
     )
 
@@ -197,9 +199,9 @@ def _settings_diff_keys(before: Fingerprints, after: Fingerprints) -> list[str]:
 def _server_change(before: Fingerprints, after: Fingerprints) -> str:
     old = {str(t.get("name")): str(t.get("description") or "") for t in _tools(before.server_tools_json)}
     new = {str(t.get("name")): str(t.get("description") or "") for t in _tools(after.server_tools_json)}
-    described = [f"`{name}`" for name in new if name in old and old[name] != new[name]]
-    added = [f"`{name}`" for name in new if name not in old]
-    removed = [f"`{name}`" for name in old if name not in new]
+    described = [name for name in new if name in old and old[name] != new[name]]
+    added = [name for name in new if name not in old]
+    removed = [name for name in old if name not in new]
     parts = []
     if described:
         parts.append(f"changed the {_and(described)} description{'s' if len(described) > 1 else ''}")
@@ -219,16 +221,20 @@ def _settings_change(before: Fingerprints, after: Fingerprints) -> str:
     return _and(parts)
 
 
-def _what_changed(attribution: Attribution, before: Fingerprints, after: Fingerprints) -> str:
+def _what_changed(attribution: Attribution, before: Fingerprints, after: Fingerprints, model: str) -> str:
     if attribution.cause == "server":
         return _server_change(before, after)
     if attribution.cause == "model":
-        return f"the model reported version {after.model_version} instead of {before.model_version}"
+        return f"the model reported version {_version(model, after)} instead of {_version(model, before)}"
     if attribution.cause == "settings":
         return _settings_change(before, after)
     if attribution.cause == "evalcore":
         return f"evalcore changed from {before.evalcore_version} to {after.evalcore_version}"
     return "the golden case was edited"
+
+
+def _version(model: str, fingerprints: Fingerprints) -> str:
+    return version_without_name(model, fingerprints.model_version) or "not reported"
 
 
 def _unified(old: str, new: str) -> list[str]:

@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from evalcore.models.limits import NO_LIMITS, ProviderLimits
 from evalcore.records import ModelTurn, ToolCall
 
-__all__ = ["ModelSpec", "ModelTurn", "ToolCall"]
+__all__ = ["ModelSpec", "ModelTurn", "ToolCall", "short_model_name", "version_without_name"]
+
+
+def short_model_name(name: str) -> str:
+    """How a model is named to a reader: `sim/script:<path>` by the script's file name (`sim/script:steady.yaml`), any other as it is."""
+    prefix, _, path = name.partition(":")
+    return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else name
+
+
+def version_without_name(name: str, version: str | None) -> str | None:
+    """A reported model version without the model's own name in front (a provider echoes the model, then its fingerprint)."""
+    if version is None:
+        return None
+    return version.removeprefix(f"{name} ") if version.startswith(f"{name} ") else version
 
 
 @dataclass(frozen=True)

@@ -104,13 +104,13 @@ MATRIX_COLUMNS = (
     "runs",
     "pass_rate",
     "pass_hat_k",
+    "attempts",
+    "errored",
     "top_failing_reason",
     "simulated",
     "server_target",
     "server_fingerprint",
     "run_date",
-    "attempts",
-    "errored",
 )
 
 
@@ -146,21 +146,38 @@ def runs(path: Path) -> pd.DataFrame:
     return frame.drop(columns=["heartbeat_at", "pid"])
 
 
+GOLDEN_SET_COLUMNS = ("golden_path", "golden_hash", "runs", "last_started_at")
+
+
+def golden_sets(path: Path) -> pd.DataFrame:
+    """Every golden set that has runs, the one run last first: its path, the hash its newest run recorded, how many runs, when last run."""
+    sql = """
+        SELECT golden_path, first(golden_hash ORDER BY started_at DESC) AS golden_hash, count(*) AS runs, max(started_at) AS last_started_at
+        FROM behaviour_runs WHERE run_id IN (SELECT DISTINCT run_id FROM behaviour_attempts)
+        GROUP BY golden_path ORDER BY last_started_at DESC, golden_path"""
+    return _frame(path, sql, [], GOLDEN_SET_COLUMNS)
+
+
 def filter_options(path: Path) -> dict[str, list[Any]]:
-    """The values the sidebar offers: golden sets, servers, models, case kinds, run dates (min, max) and run ids (newest first)."""
-    options: dict[str, list[Any]] = {"golden_paths": [], "servers": [], "models": [], "kinds": [], "dates": [], "run_ids": []}
+    """The values the sidebar offers: golden sets (the one run last first) with their newest hashes, servers, models,
+    case kinds, run dates (min, max), and run ids (newest first) with each run's golden set."""
+    options: dict[str, list[Any]] = {
+        "golden_paths": [], "golden_hashes": [], "servers": [], "models": [], "kinds": [], "dates": [], "run_ids": [], "run_golden_paths": [],
+    }  # fmt: skip
     sql = """
         SELECT DISTINCT a.model, a.case_kind, r.golden_path, coalesce(r.server_name, r.server_target) AS server, r.run_date
         FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id"""
     frame = _frame(path, sql, [], ("model", "case_kind", "golden_path", "server", "run_date"))
     if frame.empty:
         return options
-    options["golden_paths"] = sorted(frame["golden_path"].unique())
+    sets = golden_sets(path)
+    options["golden_paths"], options["golden_hashes"] = list(sets["golden_path"]), list(sets["golden_hash"])
     options["servers"] = sorted(frame["server"].unique())
     options["models"] = sorted(frame["model"].unique())
     options["kinds"] = sorted(frame["case_kind"].unique())
     options["dates"] = [pd.Timestamp(frame["run_date"].min()).date(), pd.Timestamp(frame["run_date"].max()).date()]
-    options["run_ids"] = list(runs(path)["run_id"])
+    every_run = runs(path)
+    options["run_ids"], options["run_golden_paths"] = list(every_run["run_id"]), list(every_run["golden_path"])
     return options
 
 
@@ -168,7 +185,7 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     """One row per model x case of each model's newest run in scope.
 
     Columns: see MATRIX_COLUMNS. passes, runs (attempts scored: errored ones
-    are in no denominator), pass_rate and pass_hat_k (tau-bench pass^k at
+    are in no denominator; `attempts` and `errored` count them), pass_rate and pass_hat_k (tau-bench pass^k at
     k = the run's runs) are the run's stored metrics (`evalcore.scoring.metrics`;
     computed by the same function for a run still in progress, which has none
     stored yet). top_failing_reason is the reason most failed attempts gave
@@ -192,14 +209,14 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         ),
         top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
         SELECT c.model, c.case_id, c.run_id, c.kind, NULL AS passes, NULL AS runs, NULL AS pass_rate, NULL AS pass_hat_k,
-               t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date, NULL AS attempts, NULL AS errored
+               NULL AS attempts, NULL AS errored, t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date
         FROM cells c LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
         ORDER BY c.case_id, c.model"""
     )
     frame = _frame(path, sql, filters.parameters(), MATRIX_COLUMNS)
     sets = run_metric_sets(path, sorted(set(frame["run_id"])), filters.kinds)
     cases = {(run_id, s.model, s.case_id): (s, runs) for run_id, (found, runs) in sets.items() for s in found if s.scope == "case"}
-    passes, scored, rates, hats = [], [], [], []
+    passes, scored, rates, hats, attempted, errored = [], [], [], [], [], []
     for run_id, model, case_id in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True):
         found, runs = cases.get((run_id, model, case_id), (None, 0))
         values = found.values if found is not None else {}
@@ -207,19 +224,15 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         scored.append(_int_or_none(values.get("scored")))
         rates.append(values.get("pass_rate"))
         hats.append(values.get(f"pass_hat_k@{runs}"))
+        attempted.append(_int_or_none(values.get("attempts")))
+        errored.append(_int_or_none(values.get("errored")))
     frame["passes"], frame["runs"], frame["pass_rate"], frame["pass_hat_k"] = passes, scored, rates, hats
-    # A cell whose attempts errored says "k errored", never "not run" (evalcore.taxonomy).
-    frame["attempts"] = [_int_or_none(found.get("attempts")) if found is not None else None for found, _ in _cell_sets(cases, frame)]
-    frame["errored"] = [_int_or_none(found.get("errored")) if found is not None else None for found, _ in _cell_sets(cases, frame)]
+    frame["attempts"], frame["errored"] = attempted, errored
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
     found_sets = [found for found, _ in (cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True))]
     for column in score_columns([found for found in found_sets if found is not None]):
         frame[column] = [found.get(column) if found is not None else None for found in found_sets]
     return frame
-
-
-def _cell_sets(cases: dict[tuple[str, str, str], tuple[MetricSet, int]], frame: pd.DataFrame) -> list[tuple[MetricSet | None, int]]:
-    return [cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True)]
 
 
 SCORE_PREFIX = "score:"
