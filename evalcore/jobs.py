@@ -236,9 +236,11 @@ def job_status(job: Job) -> dict[str, Any]:
         status = "failed"
     reason = run.get("error") or (_last_line(Path(job.log)) if status == "failed" else None)
     report = json.loads(run["report_json"]) if status == "complete" and run.get("report_json") else None
-    if report and report.get("incomplete"):
-        reason = f"incomplete: {report['incomplete']['reason']}"
-    return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed"), "scores": _scores(report)}
+    gate = (report or {}).get("gate") or {}
+    if gate:
+        reason = f"run gate {str(gate.get('status', '')).upper().replace('_', ' ')}: {gate.get('reason', '')}"
+    baseline = bool(run.get("passed")) or run.get("baseline_accepted_at") is not None
+    return {"status": status, "done": done, "total": total, "reason": reason, "passed": run.get("passed"), "baseline": baseline, "scores": _scores(report)}
 
 
 def _scores(report: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -83,6 +83,10 @@ def launched_runs() -> None:
             if finished_run and st.button("Open this run in the matrix", key=f"open-{job.run_id}"):  # in this tab, on its golden set
                 golden_path = data.run_golden_path(DB_PATH, job.run_id)
                 st.switch_page(widgets.MATRIX_PAGE, query_params={"run": job.run_id, **({"golden": golden_path} if golden_path else {})})
+            if finished_run and not status.get("baseline") and st.button("Accept as the baseline", key=f"accept-{job.run_id}"):
+                widgets.accept_baseline(DB_PATH, job.run_id)  # `evalcore baseline accept RUN_ID`, by hand
+            elif finished_run and status.get("baseline"):
+                st.text("This run is a baseline for later runs of its golden set.")
             if status["status"] in jobs.ACTIVE and st.button("Cancel", key=f"cancel-{job.run_id}"):
                 jobs.cancel(job)
 

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore import jobs
 from evalcore.errors import ConfigError
-from evalcore.store.behaviour import list_runs, load_run
+from evalcore.store.behaviour import last_green_report, list_runs, load_run
 from evalcore.store.db import connect
 from tests.waiting import wait_for_exit, wait_for_http, wait_until
 
@@ -82,6 +82,11 @@ def test_run_page_launches_a_background_run_that_completes(tmp_path, monkeypatch
     assert score["pass_rate"] == report["models"][0]["metrics"]["pass_rate"] and score["attempts"] == 28
     assert f"sim/lexical (simulated): pass rate {score['pass_rate']:.0%} ({score['passes']}/28 attempts passed)" in [t.value for t in again.text]
     assert again.button(key=f"open-{job.run_id}").label == "Open this run in the matrix"  # the browser test follows it
+    # sim/lexical misses case gates, so the run is no baseline until accepted by hand, here as on the command line
+    assert any("run gate NO BASELINE" in t.value for t in again.text) and last_green_report(db) is None
+    again.button(key=f"accept-{job.run_id}").click().run(timeout=120)
+    assert not again.exception and f"Run {job.run_id} is now the baseline" in again.success[0].value
+    assert last_green_report(db)["runId"] == job.run_id
 
 
 def test_a_run_against_your_own_server_by_url_or_stdio_command_completes(tmp_path, reference_url):

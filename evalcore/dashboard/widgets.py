@@ -513,3 +513,15 @@ def _number(value: Any, digits: int) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
         return "—"
     return f"{float(value):.{digits}f}"
+
+
+def accept_baseline(db: Path, run_id: str) -> None:
+    """Make a finished run the baseline of later runs of its golden set, as `evalcore baseline accept RUN_ID` does."""
+    from evalcore.store.behaviour import accept_baseline as accept
+
+    try:
+        accept(db, run_id)
+    except EvalcoreError as exc:
+        st.error(literal_label(str(exc)))
+        return
+    st.success(f"Run {run_id} is now the baseline of later runs of its golden set.")

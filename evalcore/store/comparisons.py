@@ -11,7 +11,7 @@ import duckdb
 
 from evalcore import __version__
 from evalcore.store.db import connect
-from evalcore.store.queries import _export
+from evalcore.store.export import export_query
 
 # One row per comparison x (model, case), then per model (case_id NULL): each stored report's verdict rows, flattened.
 _COUNTS = ", ".join(
@@ -76,4 +76,4 @@ def list_comparisons(path: Path) -> list[dict[str, Any]]:
 
 def comparisons_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
     """Every stored comparison's verdict rows as CSV or Parquet bytes, written by DuckDB; b"" when there are none."""
-    return _export(path, EXPORT_SQL, [], file_format, "comparisons")
+    return export_query(path, EXPORT_SQL, [], file_format, "comparisons")

@@ -38,6 +38,7 @@ from evalcore.scoring.metrics import MetricAttempt, spend_metrics
 from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
+from evalcore.store.export import export_query
 from evalcore.store.metric_sets import run_metric_sets
 
 
@@ -734,7 +735,7 @@ def attempts_export(path: Path, filters: AttemptFilters | None = None, file_form
 
     b"" when there is no store.
     """
-    return _export(path, EXPORT_SQL, [*(filters or AttemptFilters()).parameters(), None], file_format, "attempts")
+    return export_query(path, EXPORT_SQL, [*(filters or AttemptFilters()).parameters(), None], file_format, "attempts")
 
 
 METRICS_SQL = (
@@ -772,7 +773,7 @@ def metrics_export(path: Path, filters: AttemptFilters | None = None, file_forma
     """`metrics_frame` as CSV or Parquet bytes, written by DuckDB; b"" when there is nothing stored."""
     filters = filters or AttemptFilters()
     if not filters.kinds:
-        return _export(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], file_format, "metrics")
+        return export_query(path, METRICS_SQL, [*filters.parameters(), list(filters.models), list(filters.models)], file_format, "metrics")
     frame = metrics_frame(path, filters)
     if frame.empty:
         return b""
@@ -784,25 +785,6 @@ def metrics_export(path: Path, filters: AttemptFilters | None = None, file_forma
                 relation.write_parquet(str(target))
             else:
                 relation.write_csv(str(target), header=True)
-        return target.read_bytes()
-
-
-def _export(path: Path, sql: str, parameters: list[Any], file_format: Literal["csv", "parquet"], name: str) -> bytes:
-    if not _has_tables(path):
-        return b""
-    with tempfile.TemporaryDirectory() as directory:
-        target = Path(directory) / f"{name}.{file_format}"
-        with connect(path, read_only=True) as connection:
-            try:
-                relation = connection.sql(sql, params=parameters)
-                if file_format == "parquet":
-                    relation.write_parquet(str(target))
-                else:
-                    relation.write_csv(str(target), header=True)
-            except duckdb.CatalogException:  # a store older than the table
-                return b""
-            except duckdb.Error as exc:
-                raise StoreError(f"cannot export {name} from {path}: {exc}") from exc
         return target.read_bytes()
 
 
