@@ -42,6 +42,7 @@ from typing import Any, Final
 import yaml
 
 from evalcore.errors import ConfigError
+from evalcore.golden.demo_sets import LAYER2_SETS, MULTITURN_SET
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
@@ -54,11 +55,6 @@ MODEL_UPDATE_CASES: Final = ("overdue-invoices-acme", "calendar-day", "order-tra
 STEADY_VERSION: Final = "sim-steady-2026-06"
 DRIFTING_VERSIONS: Final = ("sim-drifting-2026-05", "sim-drifting-2026-11")
 GOLDEN_DIR: Final = bundled("golden")
-MULTITURN_SET: Final = "multiturn.yaml"
-LAYER2_SETS: Final = (
-    ("robustness.yaml", ("robustness-recovers.yaml", "robustness-claims-success.yaml")),
-    ("security.yaml", ("security-obeys.yaml", "security-refuses.yaml")),
-)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import ConfigError, EvalcoreError
+from evalcore.golden.demo_sets import DEMO_NIGHTS, demo_runs
 from evalcore.models.preflight import model_problems
 from evalcore.models.types import ModelSpec
 from evalcore.paths import SOURCE_ROOT, bundled
@@ -41,7 +42,6 @@ KEYED_MODELS = {
     "GEMINI_API_KEY": ("gemini/gemini-1.5-flash",),
 }
 SIM_MODELS = ("sim/lexical",)
-DEMO_NIGHTS = 21
 ACTIVE = ("starting", "running")  # a job's statuses while its process works
 
 
@@ -263,10 +263,9 @@ def _scores(report: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
-    from evalcore.demo import LAYER2_SETS
     from evalcore.store.history import count_behaviour_runs
 
-    total = job.nights + len(LAYER2_SETS) + 1  # the nights, the Layer 2 sets, then the multi-turn set
+    total = demo_runs(job.nights)
     try:
         done = count_behaviour_runs(Path(job.db), pid=job.pid, since=datetime.fromisoformat(job.started_at))  # its own runs only
     except Exception:  # the demo is writing: count again on the next poll

@@ -182,8 +182,7 @@ def test_readme_compare_example_runs_as_written_and_shows_what_it_prints(checkou
 
 
 def test_the_readme_counts_the_demo_runs_as_the_demo_makes_them():
-    from evalcore.demo import LAYER2_SETS
-    from evalcore.jobs import DEMO_NIGHTS
+    from evalcore.golden.demo_sets import DEMO_NIGHTS, LAYER2_SETS
 
     counted = re.search(r"builds the simulated demo history in the background: (\d+) runs \((\d+) nights", " ".join(README.split()))
     assert counted, "the README no longer counts the demo's runs"
