@@ -75,8 +75,8 @@ class DriftSettings:
       the largest before more recall costs false flags without finding more drops (`bench/drift_sim.py --sweep`).
     - `provisional_p`: a drop shown by the newest run alone (its passes against the pooled runs before it) with p at
       most this is flagged that same night as *provisional*; the next run confirms it (the full test above finds the
-      drop) or withdraws it. Far below `max_p`, so only a drop that one run settles (35/35 -> 0/5: p = 1.5e-6) is
-      flagged before a second run; chosen on the bench's tuning seeds (`bench/drift_sim.py --sweep`).
+      drop) or withdraws it. Far below `max_p`, so only a drop that one run settles (35/35 -> 0/5: p = 1.5e-6; 15/15 ->
+      0/5: 6.4e-5) is flagged before a second run; chosen on the bench's tuning seeds (`bench/drift_sim.py --sweep`).
     - `persistence`: log-likelihood units by which a lasting change must explain the runs after the change point better
       than one outlier night does (`evalcore.drift.stats.step_over_outlier`).
     - `plausible`: log-likelihood units below the best change point within which a change point is plausible
@@ -90,7 +90,7 @@ class DriftSettings:
     window: int = 28
     fdr: float = 0.05
     max_p: float = 0.0015
-    provisional_p: float = 1e-5
+    provisional_p: float = 1e-4
     persistence: float = 1.0
     plausible: float = 5.0
     alike_attempts: bool = True
