@@ -182,11 +182,14 @@ def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_heatmap(dashboar
             const style = getComputedStyle(t); return [style.fill, style.opacity]; })"""
     )
     assert len(styles) == 56 and set(map(tuple, styles)) == {("rgb(26, 26, 26)", "1")}, set(map(tuple, styles))
-    scroll = page.evaluate("() => window.scrollY")
-    top = page.locator(".js-plotly-plot").first.bounding_box()
-    if top:  # the heatmap and the drill-down under it, as the README shows them
-        clip = {"x": 0, "y": top["y"] + scroll - 90, "width": 1400, "height": attempt_top["y"] - top["y"] + 420}
-        page.screenshot(path=str(README_SHOTS / "matrix.png"), full_page=True, clip=clip)
+    # the heatmap and the drill-down under it, as the README shows them: Streamlit scrolls inside its main pane, so the
+    # window is made tall enough to hold both, the pane scrolled to the heatmap
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    page.locator(".js-plotly-plot").first.evaluate("element => element.scrollIntoView({block: 'start'})")
+    heatmap, attempt = page.locator(".js-plotly-plot").first.bounding_box(), page.get_by_text("Attempt 1: FAIL").bounding_box()
+    assert heatmap and attempt
+    clip = {"x": 0, "y": max(heatmap["y"] - 40, 0), "width": 1400, "height": min(attempt["y"] - heatmap["y"] + 480, 2400 - max(heatmap["y"] - 40, 0))}
+    page.screenshot(path=str(README_SHOTS / "matrix.png"), clip=clip)
 
 
 def test_the_matrix_downloads_as_csv(dashboard, page):
