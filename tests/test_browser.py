@@ -14,6 +14,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -63,7 +64,8 @@ def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
     command = [*streamlit_command(port), "--server.fileWatcherType", "none"]  # the command `python -m evalcore dashboard` runs
-    process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
+    environment = {name: value for name, value in os.environ.items() if not name.endswith("_API_KEY")}  # no test here calls a paid model
+    process = subprocess.Popen(command, cwd=ROOT, env={**environment, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(f"{url}/_stcore/health", process, what="streamlit", log=(folder / "streamlit.log").read_text)
@@ -284,6 +286,20 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     assert len(drawn["y"]) == 28
     # a single model's column is painted under its own label (pass or fail colour), not next to it
     assert _colour_at(page, "sim/lexical (simulated)", "account-manager-initech") in (PASS_COLOUR, FAIL_COLOUR)
+
+
+def test_the_run_page_takes_any_litellm_model_string_and_names_the_missing_key_before_starting(dashboard, page):
+    page.goto(f"{dashboard}/Run")
+    models = page.get_by_role("combobox", name="Models")
+    models.click()
+    models.fill("openai/gpt-4o-mini")
+    models.press("Enter")  # a model the page does not offer: typed, and taken
+    page.get_by_text("A stdio command", exact=True).click()
+    page.get_by_label("Command (with a stdio command)").fill(f"{sys.executable} -m evalcore.demo_server --stdio")
+    page.get_by_role("button", name="Start run").click()
+    # the key comes from the environment only: none there, so the run is refused before it starts, saying which
+    expect(page.get_by_text(re.compile(r"openai/gpt-4o-mini: .*OPENAI_API_KEY"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"Started run"))).to_have_count(0)
 
 
 def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_own(empty_dashboard, page):
