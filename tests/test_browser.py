@@ -14,6 +14,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -64,7 +65,8 @@ def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
     command = [*streamlit_command(port), "--server.fileWatcherType", "none"]  # the command `python -m evalcore dashboard` runs
-    process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
+    environment = {name: value for name, value in os.environ.items() if not name.endswith("_API_KEY")}  # no test here calls a paid model
+    process = subprocess.Popen(command, cwd=ROOT, env={**environment, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(f"{url}/_stcore/health", process, what="streamlit", log=(folder / "streamlit.log").read_text)
@@ -183,11 +185,14 @@ def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_heatmap(dashboar
             const style = getComputedStyle(t); return [style.fill, style.opacity]; })"""
     )
     assert len(styles) == 56 and set(map(tuple, styles)) == {("rgb(26, 26, 26)", "1")}, set(map(tuple, styles))
-    scroll = page.evaluate("() => window.scrollY")
-    top = page.locator(".js-plotly-plot").first.bounding_box()
-    if top:  # the heatmap and the drill-down under it, as the README shows them
-        clip = {"x": 0, "y": top["y"] + scroll - 90, "width": 1400, "height": attempt_top["y"] - top["y"] + 420}
-        page.screenshot(path=str(README_SHOTS / "matrix.png"), full_page=True, clip=clip)
+    # the heatmap and the drill-down under it, as the README shows them: Streamlit scrolls inside its main pane, so the
+    # window is made tall enough to hold both, the pane scrolled to the heatmap
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    page.locator(".js-plotly-plot").first.evaluate("element => element.scrollIntoView({block: 'start'})")
+    heatmap, attempt = page.locator(".js-plotly-plot").first.bounding_box(), page.get_by_text("Attempt 1: FAIL").bounding_box()
+    assert heatmap and attempt
+    clip = {"x": 0, "y": max(heatmap["y"] - 40, 0), "width": 1400, "height": min(attempt["y"] - heatmap["y"] + 480, 2400 - max(heatmap["y"] - 40, 0))}
+    page.screenshot(path=str(README_SHOTS / "matrix.png"), clip=clip)
 
 
 def test_the_matrix_downloads_as_csv(dashboard, page):
@@ -282,6 +287,20 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     assert len(drawn["y"]) == 28
     # a single model's column is painted under its own label (pass or fail colour), not next to it
     assert _colour_at(page, "sim/lexical (simulated)", "account-manager-initech") in (PASS_COLOUR, FAIL_COLOUR)
+
+
+def test_the_run_page_takes_any_litellm_model_string_and_names_the_missing_key_before_starting(dashboard, page):
+    page.goto(f"{dashboard}/Run")
+    models = page.get_by_role("combobox", name="Models")
+    models.click()
+    models.fill("openai/gpt-4o-mini")
+    models.press("Enter")  # a model the page does not offer: typed, and taken
+    page.get_by_text("A stdio command", exact=True).click()
+    page.get_by_label("Command (with a stdio command)").fill(f"{sys.executable} -m evalcore.demo_server --stdio")
+    page.get_by_role("button", name="Start run").click()
+    # the key comes from the environment only: none there, so the run is refused before it starts, saying which
+    expect(page.get_by_text(re.compile(r"openai/gpt-4o-mini: .*OPENAI_API_KEY"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"Started run"))).to_have_count(0)
 
 
 def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_own(empty_dashboard, page):
