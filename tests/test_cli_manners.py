@@ -100,6 +100,17 @@ def test_a_new_command_is_one_module(more_commands, capsys):
     assert capsys.readouterr().err == "error: evalcore: unrecognized arguments: --nme Ada (see --help)\n"
 
 
+def test_building_the_parser_imports_no_command_s_machinery():
+    """Every command module is imported to build the parser: their heavy parts wait until the command runs."""
+    script = "import sys; from evalcore.cli import build_parser; build_parser(); print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert "evalcore.commands.run" in loaded and "evalcore.commands.conformance" in loaded
+    heavy = ("asyncio", "yaml", "duckdb", "litellm", "mcp", "httpx", "evalcore.conformance", "evalcore.behaviour", "evalcore.models", "evalcore.store")
+    assert [name for name in loaded if name in heavy or name.startswith(tuple(f"{h}." for h in heavy))] == []
+
+
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_subcommand_help_says_what_it_does(command, capsys):
     from evalcore.cli import main
