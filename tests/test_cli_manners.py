@@ -44,6 +44,73 @@ def test_every_subcommand_is_listed_in_the_parser():
     assert tuple(choices) == SUBCOMMANDS
 
 
+GREET_COMMAND = '''"""Command: `evalcore greet` — a command added as one module."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalcore.commands.options import db_option
+
+NAME = "greet"
+SUMMARY = "greet someone by name"
+ORDER = 1000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--name", default="world", help="who to greet")
+    db_option(parser, "DuckDB store it does not open")
+
+
+def command(args: argparse.Namespace) -> int:
+    print(f"hello, {args.name} ({args.db})")
+    return 3
+'''
+
+
+@pytest.fixture
+def more_commands(tmp_path, monkeypatch):
+    """A directory on the `evalcore.commands` package's path; the modules imported from it are forgotten afterwards."""
+    import evalcore.commands
+
+    directory = tmp_path / "more_commands"
+    directory.mkdir()
+    monkeypatch.setattr(evalcore.commands, "__path__", [*evalcore.commands.__path__, str(directory)])
+    yield directory
+    for path in directory.glob("*.py"):
+        sys.modules.pop(f"evalcore.commands.{path.stem}", None)
+        if hasattr(evalcore.commands, path.stem):
+            delattr(evalcore.commands, path.stem)
+    sys.path_importer_cache.pop(str(directory), None)
+
+
+def test_a_new_command_is_one_module(more_commands, capsys):
+    """A module in evalcore.commands with NAME, SUMMARY, ORDER, add_arguments and command is a command; cli.py is not touched."""
+    from evalcore.cli import main
+
+    (more_commands / "greet_for_test.py").write_text(GREET_COMMAND, encoding="utf-8")
+    (more_commands / "shared_for_test.py").write_text('"""Not a command: no NAME."""\n\nGREETING = "hello"\n', encoding="utf-8")
+    choices = next(action.choices for action in build_parser()._actions if action.dest == "command")
+    assert tuple(choices) == (*SUBCOMMANDS, "greet")
+    assert main(["greet", "--name", "Ada"]) == 3
+    assert capsys.readouterr().out == "hello, Ada (data/evals.duckdb)\n"
+    assert main(["greet", "--help"]) == 0
+    assert "Greet someone by name.\n" in capsys.readouterr().out
+    assert main(["greet", "--nme", "Ada"]) == 2
+    assert capsys.readouterr().err == "error: evalcore: unrecognized arguments: --nme Ada (see --help)\n"
+
+
+def test_building_the_parser_imports_no_command_s_machinery():
+    """Every command module is imported to build the parser: their heavy parts wait until the command runs."""
+    script = "import sys; from evalcore.cli import build_parser; build_parser(); print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert "evalcore.commands.run" in loaded and "evalcore.commands.conformance" in loaded
+    heavy = ("asyncio", "yaml", "duckdb", "litellm", "mcp", "httpx", "evalcore.conformance", "evalcore.behaviour", "evalcore.models", "evalcore.store")
+    assert [name for name in loaded if name in heavy or name.startswith(tuple(f"{h}." for h in heavy))] == []
+
+
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_subcommand_help_says_what_it_does(command, capsys):
     from evalcore.cli import main

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.commands.drift import run_drift_command
+from evalcore.commands.drift import command as run_drift_command
 from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.drift import detect_changes
 from evalcore.errors import ConfigError

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from evalcore.commands.drift import run_drift_command
+from evalcore.commands.drift import command as run_drift_command
 from evalcore.drift import DriftSettings, Fingerprints, RunPoint, description_diff, detect_changes
 from evalcore.drift.stats import Counts, benjamini_hochberg, discrete_bh, scan_test, split_p_value, step_over_outlier
 from tests.builders import finish_recorded_run

@@ -12,12 +12,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalcore.ci.github import Runner
-from evalcore.ci.markdown import behaviour_comment, conformance_summary
+from evalcore.commands.options import db_option
 from evalcore.errors import ConfigError, StoreError
 
+NAME = "ci-summary"
+SUMMARY = "show a conformance or behaviour report in CI: step summary, step outputs, a PR-comment body"
+ORDER = 100
 
-def run_ci_summary_command(args: argparse.Namespace) -> int:
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    report = parser.add_mutually_exclusive_group(required=True)
+    report.add_argument("--conformance", type=Path, metavar="PATH", help="a report `conformance --json` wrote")
+    report.add_argument("--behaviour", type=Path, metavar="PATH", help="a report `run --out` wrote")
+    db_option(parser, "store holding the last green run the behaviour run was gated against")
+    parser.add_argument("--comment", type=Path, metavar="PATH", help="behaviour: also write the PR-comment body (the delta against the last green run) here")
+
+
+def command(args: argparse.Namespace) -> int:
+    from evalcore.ci.github import Runner
+    from evalcore.ci.markdown import behaviour_comment, conformance_summary
+
     runner = Runner.from_environment()
     if args.conformance is not None:
         if args.comment is not None:

@@ -9,27 +9,53 @@ not list, an unknown stored run).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
-import os
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalcore.commands.options import HEADER_HELP, db_option, provider_limit_options
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalcore.compare.verdicts import Comparison
 
-# litellm reaches the network on import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
+NAME = "compare"
+SUMMARY = "did a change help? run a golden set on a baseline and a candidate side by side, or take two stored runs, and test each case's difference exactly"
+ORDER = 30
 CANDIDATES = "--candidate-url, --candidate-stdio or --candidate-tools"
 LIVE_OPTIONS = ("golden", "url", "stdio", "server", "candidate_url", "candidate_stdio", "candidate_tools")
 
 
-def run_compare_command(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML both arms run (default golden/tasks.yaml, here or the bundled one)")
+    parser.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings both arms run (default sim/lexical)")
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument("--server", metavar="NAME", help="baseline: a configured server (reference, the default)")
+    baseline.add_argument("--url", help="baseline: Streamable HTTP endpoint")
+    baseline.add_argument("--stdio", metavar="COMMAND", help="baseline: command that starts a stdio server")
+    parser.add_argument("--candidate-url", metavar="URL", help="candidate: another server's Streamable HTTP endpoint")
+    parser.add_argument("--candidate-stdio", metavar="COMMAND", help="candidate: command that starts another stdio server")
+    parser.add_argument(
+        "--candidate-tools",
+        type=Path,
+        metavar="OVERRIDES.yaml",
+        help="candidate: the baseline server, its tools shown to the models rewritten: tools: {TOOL: {description: ..., name: ...}}",
+    )
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    parser.add_argument("--runs", type=int, default=10, help="attempts per case, model and arm (default 10)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="level of the tests, after the Benjamini-Hochberg correction (default 0.05)")
+    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    provider_limit_options(parser)
+    parser.add_argument("--baseline-run", metavar="RUN_ID", help="compare this stored run (with --candidate-run) instead of running new arms")
+    parser.add_argument("--candidate-run", metavar="RUN_ID", help="the stored run to compare with --baseline-run")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the comparison as JSON here (docs/compare.schema.json)")
+    db_option(parser, "DuckDB store for both runs and the comparison")
+    parser.set_defaults(concurrency=8, model_concurrency=4, timeout=60.0)
+
+
+def command(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must lie strictly between 0 and 1, got {args.alpha}")
     stored = args.baseline_run is not None or args.candidate_run is not None
@@ -87,6 +113,8 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
         raise ConfigError(f"give exactly one of {CANDIDATES} (got {'none' if not candidates else ' and '.join(candidates).replace('_', '-')})")
     if args.runs < 1:
         raise ConfigError("--runs must be at least 1")
+    import asyncio
+
     from evalcore.commands.run import model_specs
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set

@@ -3,18 +3,49 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
+from pathlib import Path
 
-from evalcore.conformance.registry import all_checks
-from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
-from evalcore.conformance.runner import run_suite
+from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option
 from evalcore.errors import ConfigError
-from evalcore.target import STDIO_ENV, STDIO_HEADERS, Target, parse_headers, parse_server_env, register_target_secrets
-from evalcore.transport.base import Limits
+
+NAME = "conformance"
+SUMMARY = "Layer 0: deterministic protocol conformance checks (no model)"
+ORDER = 10
 
 
-def run_conformance_command(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
+    target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
+    parser.add_argument("--runs", type=int, default=5, help="runs per check; a check passes only at runs/runs (default 5)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    parser.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
+    db_option(parser, "DuckDB store to record the run in")
+    parser.add_argument("--no-db", action="store_true", help="do not record the run")
+    parser.add_argument(
+        "--call-tools",
+        choices=("readonly", "all", "none"),
+        default="readonly",
+        help="which tools to call with schema-built arguments: those annotated readOnlyHint and not openWorldHint (default), all, or none",
+    )
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds allowed for each answer (default 10)")
+    parser.add_argument("--deadline", type=float, default=300.0, help="seconds allowed for the whole suite (default 300)")
+    parser.add_argument(
+        "--startup-timeout", type=float, default=20.0, help="stdio: extra seconds for the first answer of the freshly started server (default 20)"
+    )
+    parser.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
+    parser.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
+    parser.add_argument("--strict", action="store_true", help="fail (exit 1) on SHOULD warnings too, not only on MUST failures")
+
+
+def command(args: argparse.Namespace) -> int:
+    from evalcore.conformance.registry import all_checks
+    from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
+
     if args.list_checks:
         for check in all_checks():
             scope = "http" if check.http_only else "http+stdio"
@@ -49,6 +80,13 @@ def run_conformance_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
+    from evalcore.conformance.runner import run_suite
+    from evalcore.target import Target
+    from evalcore.transport.base import Limits
+
     target = Target(url=args.url, stdio=args.stdio, headers=args.headers, server_env=args.server_env_values)
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None

@@ -14,10 +14,20 @@ import os
 import sys
 from pathlib import Path
 
+from evalcore.commands.options import db_option
 from evalcore.errors import ConfigError
 from evalcore.paths import bundled
 
+NAME = "dashboard"
+SUMMARY = "start the dashboard on 127.0.0.1 (first time: builds the simulated demo history too)"
+ORDER = 90
 APP = bundled("app.py")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    db_option(parser, "DuckDB store to show")
+    parser.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default 8501)")
+    parser.add_argument("--no-demo", action="store_true", help="do not build the demo history into an empty store")
 
 
 def streamlit_command(port: int) -> list[str]:
@@ -36,7 +46,7 @@ def _installed(module: str) -> bool:
         return False
 
 
-def run_dashboard_command(args: argparse.Namespace) -> int:
+def command(args: argparse.Namespace) -> int:
     from evalcore import jobs
     from evalcore.store.history import count_behaviour_runs
 

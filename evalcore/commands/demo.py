@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import os
+from pathlib import Path
 
-# litellm reaches the network on import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+from evalcore.commands.options import db_option
+
+NAME = "demo"
+SUMMARY = "back-fill a simulated nightly history (sim models) into a fresh store, then check it for drift"
+ORDER = 80
 
 
-def run_demo_command(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    db_option(parser, "DuckDB store to create")
+    parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set (default golden/tasks.yaml, here or the bundled one)")
+    parser.add_argument("--days", type=int, default=21, help="nightly runs to simulate, ending today (default 21, at least 8)")
+    parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
+    parser.add_argument("--force", action="store_true", help="delete the store first if it already holds runs")
+
+
+def command(args: argparse.Namespace) -> int:
     from evalcore.commands.drift import render_changes
     from evalcore.demo import DemoConfig, run_demo
     from evalcore.drift import detect_changes

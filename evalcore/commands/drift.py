@@ -13,16 +13,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalcore.drift import Change, DriftSettings
-from evalcore.drift.types import DRIFT_SCHEMA_VERSION
-from evalcore.records import RunGate
+from evalcore.commands.options import db_option
 
+if TYPE_CHECKING:
+    from evalcore.drift import Change, DriftSettings
+    from evalcore.records import RunGate
+
+NAME = "drift"
+SUMMARY = "find persistent drops and recoveries of each case's pass rate in the stored history, with their cause"
+ORDER = 70
 EVIDENCE_LINES = 12
 
 
-def run_drift_command(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    db_option(parser, "DuckDB store")
+    parser.add_argument("--golden", type=Path, metavar="PATH", help="only runs of this golden set (as given to `run --golden`)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the changes as JSON here")
+    parser.add_argument(
+        "--min-baseline", type=int, metavar="N", help="runs before a change point for it to be tested (default 2, chosen by bench/drift_sim.py)"
+    )
+
+
+def command(args: argparse.Namespace) -> int:
     from evalcore.drift import detect_changes
     from evalcore.paths import golden_identity
     from evalcore.store.history import run_points
@@ -48,6 +62,7 @@ def run_drift_command(args: argparse.Namespace) -> int:
 
 def drift_settings(args: argparse.Namespace) -> DriftSettings:
     """The detector's settings from the command line (`--min-baseline`), defaults otherwise."""
+    from evalcore.drift import DriftSettings
     from evalcore.errors import ConfigError
 
     min_baseline = getattr(args, "min_baseline", None)
@@ -103,6 +118,8 @@ def change_json(change: Change) -> dict[str, Any]:
 
 
 def changes_json(changes: Sequence[Change], latest_run: str | None, settings: DriftSettings) -> dict[str, Any]:
+    from evalcore.drift.types import DRIFT_SCHEMA_VERSION
+
     return {
         "kind": "drift",
         "schemaVersion": DRIFT_SCHEMA_VERSION,
@@ -115,7 +132,7 @@ def changes_json(changes: Sequence[Change], latest_run: str | None, settings: Dr
 
 def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
     """The changes this run found in the stored history of its golden set (a `run` report's "drift" part)."""
-    from evalcore.drift import detect_changes
+    from evalcore.drift import DriftSettings, detect_changes
     from evalcore.store.history import run_points
 
     settings = DriftSettings()

@@ -1,5 +1,5 @@
-"""Commands: `python -m evalcore gate` — compare a behaviour report with a baseline; exit 1 on a drop beyond the bound, an
-incomplete run, or no baseline to compare with — and `python -m evalcore baseline accept RUN_ID`."""
+"""Command: `python -m evalcore gate` — compare a behaviour report with a baseline; exit 1 on a drop beyond the bound, an
+incomplete run, or no baseline to compare with."""
 
 from __future__ import annotations
 
@@ -8,7 +8,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalcore.commands.options import db_option
 from evalcore.errors import ConfigError
+
+NAME = "gate"
+SUMMARY = "fail when a behaviour report dropped more than --max-drop below a baseline"
+ORDER = 40
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--report", type=Path, required=True, metavar="PATH", help="the behaviour report to judge")
+    parser.add_argument("--baseline", default="last-green", metavar="PATH|last-green", help="a baseline report file, or last-green from the store")
+    parser.add_argument("--max-drop", type=float, default=0.02, help="largest tolerated drop of a metric (default 0.02)")
+    db_option(parser, "store that holds the last green run")
 
 
 def _read_report(path: Path) -> dict[str, Any]:
@@ -23,7 +35,7 @@ def _read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def run_gate_command(args: argparse.Namespace) -> int:
+def command(args: argparse.Namespace) -> int:
     from evalcore.gate import compare_to_baseline, render_gate
 
     report = _read_report(args.report)
@@ -49,11 +61,3 @@ def run_gate_command(args: argparse.Namespace) -> int:
     result = compare_to_baseline(report, baseline, args.max_drop)
     print(render_gate(result))
     return 0 if result.passed else 1
-
-
-def accept_baseline_command(args: argparse.Namespace) -> int:
-    from evalcore.store.behaviour import accept_baseline
-
-    run = accept_baseline(args.db, args.run_id)
-    print(f"run {run['run_id']} ({run['golden_path']}, {run['run_date']}) is now the baseline of later runs of its golden set")
-    return 0

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from evalcore.errors import ConfigError
-from evalcore.migrate_scan import scan_paths
+
+NAME = "migrate-scan"
+SUMMARY = "find pre-2026 MCP patterns in test code and say what replaces them"
+ORDER = 110
 
 
-def run_migrate_scan_command(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories to scan")
+
+
+def command(args: argparse.Namespace) -> int:
+    from evalcore.migrate_scan import scan_paths
+
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         raise ConfigError(f"no such file or directory: {', '.join(missing)}")

@@ -11,9 +11,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from evalcore.models.limits import CALLS, CallCounters
+if TYPE_CHECKING:
+    from evalcore.models.limits import CallCounters
 
 PLAIN_INTERVAL_S = 5.0
 BAR_WIDTH = 30
@@ -50,15 +51,17 @@ class Progress:
         stream: TextIO | None = None,
         interval_s: float = PLAIN_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
-        counters: CallCounters = CALLS,
+        counters: CallCounters | None = None,
         background: bool = True,
     ) -> None:
+        from evalcore.models.limits import CALLS  # not at the top: the parser imports this package's modules
+
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
         self.interval_s = interval_s
         self.clock = clock
-        self.counters = counters
-        self.at_start = counters.snapshot()  # the process may have made calls before this run
+        self.counters = counters if counters is not None else CALLS
+        self.at_start = self.counters.snapshot()  # the process may have made calls before this run
         self.started = clock()
         self.last_line: float | None = None
         self.terminal = self.stream.isatty()

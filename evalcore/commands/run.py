@@ -1,32 +1,75 @@
-"""Command: `python -m evalcore run` (Layer 1) and `python -m evalcore runs`."""
+"""Command: `python -m evalcore run` (Layer 1) — a golden set through models with the server's tools, scored and stored."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
-import os
 import re
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option, provider_limit_options
 from evalcore.errors import ConfigError
-from evalcore.golden.limits import DEFAULT_LIMITS
-from evalcore.golden.loader import load_golden_set
-from evalcore.models.limits import LimitsTable, parse_limits, provider_key
-from evalcore.models.types import ModelSpec
-from evalcore.paths import default_golden_set
-from evalcore.redaction import register_url_secrets
-from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
-from evalcore.transport.base import Limits
 
-# litellm reaches the network on import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+if TYPE_CHECKING:
+    from evalcore.models.limits import LimitsTable
+    from evalcore.models.types import ModelSpec
+
+NAME = "run"
+SUMMARY = "Layer 1: run a golden set through models with the server's tools, scored and stored"
+ORDER = 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")
+    parser.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings (default sim/lexical)")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--server", metavar="NAME", help="a configured server: reference")
+    target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
+    target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
+    parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
+    parser.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
+    db_option(parser, "DuckDB store")
+    parser.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
+    parser.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
+    parser.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
+    parser.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
+    parser.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
+    parser.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
+    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    parser.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
+    parser.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    parser.add_argument("--max-steps", type=int, default=8, metavar="N", help="model turns an attempt may take before it stops at the step limit (default 8)")
+    provider_limit_options(parser)
+    parser.add_argument("--fault-timeout", type=float, default=5.0, help="seconds before a call under an injected timeout fault gives up (default 5)")
+    parser.add_argument("--max-drop", type=float, default=0.02, help="run gate: largest tolerated metric drop below the last green run (default 0.02)")
+    parser.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="share of attempts that may error (provider or judge failure) and the run still pass its gate; it is never a baseline then (default 0)",
+    )
+    parser.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
+    parser.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
+    parser.add_argument(
+        "--golden-limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="raise or lower a golden-file limit (file_bytes, nodes, alias_nodes, depth, prompt_chars, cases; docs/golden.md); repeatable",
+    )
 
 
 def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
+    from evalcore.models.limits import provider_key
+    from evalcore.models.types import ModelSpec
+
     names = [name.strip() for name in args.models.split(",") if name.strip()]
     if not names:
         raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
@@ -43,6 +86,8 @@ def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
 
 def provider_limits(args: argparse.Namespace) -> LimitsTable:
     """`--max-connections`, `--requests-per-minute` and `--rate-limit-wait`, per provider (evalcore.models.limits)."""
+    from evalcore.models.limits import parse_limits
+
     return parse_limits(args.max_connections, args.requests_per_minute, max_wait_s=args.rate_limit_wait)
 
 
@@ -50,12 +95,24 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
     """The judge goes where the models go: `--judge-api-base`, else `--api-base` (a `sim/` judge needs neither)."""
     if not args.judge:
         return None
+    from evalcore.models.limits import provider_key
+    from evalcore.models.types import ModelSpec
+
     api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
     limits = provider_limits(args).for_provider(provider_key(args.judge, api_base))
     return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout, limits=limits)
 
 
-def run_behaviour_command(args: argparse.Namespace) -> int:
+def command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from evalcore.golden.limits import DEFAULT_LIMITS
+    from evalcore.golden.loader import load_golden_set
+    from evalcore.paths import default_golden_set
+    from evalcore.redaction import register_url_secrets
+    from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
+    from evalcore.transport.base import Limits
+
     register_target_secrets(args.url, args.stdio)  # before any message quotes them
     for option, api_base in (("--api-base", args.api_base), ("--judge-api-base", args.judge_api_base)):
         if api_base:
@@ -141,38 +198,6 @@ def run_behaviour_command(args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
     return 1 if failed else 0
-
-
-def list_runs_command(args: argparse.Namespace) -> int:
-    from evalcore.store.behaviour import list_runs
-
-    runs = list_runs(args.db)
-    if not runs:
-        print(f"no behaviour runs in {args.db}")
-    else:
-        print(f"{'run id':<24} {'status':<10} {'date':<10} {'attempts':>8}  models / golden set")
-        for run in runs:
-            models = ",".join(json.loads(run["models_json"]))
-            print(f"{run['run_id']:<24} {run['effective_status']:<10} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
-    _leftovers(runs, stop=args.stop_leftovers)
-    return 0
-
-
-def _leftovers(runs: list[dict[str, object]], *, stop: bool) -> None:
-    """Processes started by an evalcore process that is gone (a crashed run's server, say): listed, and stopped when asked."""
-    from evalcore.processes import leftovers, stop_leftover
-
-    found = leftovers()
-    if not found:
-        return
-    run_of_pid = {run["pid"]: run["run_id"] for run in runs if run["effective_status"] == "crashed"}
-    print(f"\n{len(found)} process(es) left running by an evalcore process that is gone:")
-    for leftover in found:
-        owner = f"run {run_of_pid[leftover.owner_pid]}" if leftover.owner_pid in run_of_pid else f"pid {leftover.owner_pid}"
-        print(f"  pid {leftover.pid} (started by {owner}): {leftover.command}")
-        if stop:
-            stop_leftover(leftover)
-    print("stopped them" if stop else "stop them with: python -m evalcore runs --stop-leftovers")
 
 
 def _parse_date(text: str) -> date:
