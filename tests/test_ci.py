@@ -136,7 +136,7 @@ def test_the_worked_example_uses_this_action():
 
 def test_conformance_step_writes_summary_junit_outputs_and_keeps_the_exit_code(tmp_path):
     runner = FakeRunner(tmp_path)
-    done, outputs = runner.run_step("evaluate", {"stdio": REFERENCE_STDIO, "runs": "1"})
+    done, outputs = runner.run_step("evaluate", {"stdio": REFERENCE_STDIO, "server-env": "PYTHONPATH", "runs": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert outputs["exit-code"] == "0" and outputs["report"] == "evalcore-reports/conformance.json"
     suite = ET.parse(runner.workspace / outputs["junit"]).getroot()
@@ -154,7 +154,7 @@ def test_conformance_step_writes_summary_junit_outputs_and_keeps_the_exit_code(t
 
 def test_a_defective_server_fails_the_action_with_the_failing_check_on_top(tmp_path):
     runner = FakeRunner(tmp_path)
-    done, outputs = runner.run_step("evaluate", {"stdio": f"{REFERENCE_STDIO} --defect no_result_type", "runs": "1"})
+    done, outputs = runner.run_step("evaluate", {"stdio": f"{REFERENCE_STDIO} --defect no_result_type", "server-env": "PYTHONPATH", "runs": "1"})
     assert done.returncode == 0  # the step records the code; the last step exits with it
     assert outputs["exit-code"] == "1"
     _, summary_outputs = runner.run_step("summary", {}, {"evaluate": outputs})
@@ -179,7 +179,7 @@ def test_the_action_refuses_both_or_neither_target(tmp_path):
 def test_behaviour_step_writes_the_comment_against_the_last_green_run(tmp_path):
     event = {"pull_request": {"number": 42, "head": {"sha": "feedc0ffee0123456789"}}}
     runner = FakeRunner(tmp_path, event)
-    inputs = {"mode": "behaviour", "stdio": REFERENCE_STDIO, "runs": "1"}
+    inputs = {"mode": "behaviour", "stdio": REFERENCE_STDIO, "server-env": "PYTHONPATH", "runs": "1"}
     first, first_outputs = runner.run_step("evaluate", inputs)
     # sim/lexical misses case gates: the first run is no baseline by itself, and says so with exit 1
     assert first.returncode == 0 and first_outputs["exit-code"] == "1", first.stdout + first.stderr
