@@ -45,11 +45,11 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import httpx  # noqa: E402
 
+from evalcore.mcp.reference import running_reference_server  # noqa: E402
 from evalcore.models.adapter import complete  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import ToolNameMap  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
-from evalcore.reference import running_reference_server  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "Hello there, how are you today?"}]
 BUDGET_STEPS_MS = (0.25, 0.5, 1.0, 2.0)
@@ -128,7 +128,7 @@ async def harness(api_base: str, calls: int, concurrency: int, priced: bool = Tr
 def whole_runner(mcp_url: str, calls: int, concurrency: int, latency_ms: float) -> Timed:
     """`evalcore run` end to end (discovery, run record, attempts, batches, report) over `calls` one-call attempts of a sim/script model."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.target import Target
+    from evalcore.mcp.target import Target
 
     runs = 5
     with tempfile.TemporaryDirectory() as folder:

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evalcore.conformance.context import RunContext  # noqa: E402
 from evalcore.conformance.registry import all_checks  # noqa: E402
 from evalcore.conformance.runner import run_suite  # noqa: E402
-from evalcore.protocol.schemas import _document_errors  # noqa: E402
-from evalcore.reference import running_reference_server  # noqa: E402
-from evalcore.target import Target  # noqa: E402
+from evalcore.mcp.protocol.schemas import _document_errors  # noqa: E402
+from evalcore.mcp.reference import running_reference_server  # noqa: E402
+from evalcore.mcp.target import Target  # noqa: E402
 
 _requests = 0
 _original_request = RunContext.request

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml  # noqa: E402
 
-from evalcore.demo import GOLDEN_DIR, good_entry  # noqa: E402
+from evalcore.commands.demo_history import GOLDEN_DIR, good_entry  # noqa: E402
 from evalcore.golden.loader import load_golden_set  # noqa: E402
 
 CASES = ("invoice-lookup", "kb-refund-policy", "kb-password-reset")
@@ -61,7 +61,7 @@ class Outcome:
 
 def run_store_scenarios(work: Path | None = None) -> int:
     """Every cause's store; prints one line per cause and a summary line; 0 when all are found and attributed."""
-    from evalcore.reference import running_reference_server
+    from evalcore.mcp.reference import running_reference_server
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="drift-store-") as tmp:
@@ -79,11 +79,11 @@ def run_store_scenarios(work: Path | None = None) -> int:
 
 
 def _scenario(cause: str, folder: Path, servers: Mapping[str, str]) -> Outcome:
+    from evalcore.behaviour.history import run_points
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.drift import detect_changes
+    from evalcore.mcp.target import Target
     from evalcore.models.types import ModelSpec
-    from evalcore.store.history import run_points
-    from evalcore.target import Target
 
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / "evals.duckdb"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evalcore.dashboard import queries  # noqa: E402
 from evalcore.dashboard.figures import matrix_heatmap  # noqa: E402
-from evalcore.store import queries  # noqa: E402
 from evalcore.store.db import connect  # noqa: E402
 
 MODELS = 10

@@ -52,12 +52,12 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 import httpx  # noqa: E402
 import yaml  # noqa: E402
 
-from evalcore.client import McpClient  # noqa: E402
+from evalcore.mcp.client import McpClient  # noqa: E402
+from evalcore.mcp.reference import running_reference_server  # noqa: E402
+from evalcore.mcp.target import Target  # noqa: E402
+from evalcore.mcp.transport.base import Limits  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
 from evalcore.models.tool_format import to_openai_tools  # noqa: E402
-from evalcore.reference import running_reference_server  # noqa: E402
-from evalcore.target import Target  # noqa: E402
-from evalcore.transport.base import Limits  # noqa: E402
 
 PROMPTFOO_DIR = ROOT / "bench" / "promptfoo"
 PROMPTFOO_BIN = PROMPTFOO_DIR / "node_modules" / ".bin" / "promptfoo"

@@ -332,7 +332,7 @@ RobustnessOutcome = Literal["retry", "fallback", "honest_error", "claimed_succes
 
 @dataclass(frozen=True)
 class RobustnessScore:
-    """Layer 2 verdicts for an attempt of a case with `inject:`; see `evalcore.scoring.robustness`.
+    """Layer 2 verdicts for an attempt of a case with `inject:`; see `evalcore.robustness.rules`.
 
     `outcome` applies to call faults, `attack_attempted` and `refused` to attack cases.
     """
@@ -533,7 +533,7 @@ GateStatus = Literal["pass", "fail", "no_baseline", "incomplete"]
 
 @dataclass(frozen=True)
 class RunGate:
-    """The run gate's verdict (`evalcore.gate.decide`).
+    """The run gate's verdict (`evalcore.scoring.gate.decide`).
 
     `status`: `pass` (no regression against the baseline), `fail` (a regression, or a model whose figures could not be
     measured), `no_baseline` (nothing to compare with yet), `incomplete` (errored attempts beyond what the user accepted).

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from evalcore import jobs
+from evalcore.behaviour import jobs
 from evalcore.dashboard import data, widgets
 from evalcore.errors import EvalcoreError
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from evalcore.behaviour.report import build_report
 from evalcore.cli import main
 from evalcore.conformance.runner import CheckReport, SuiteReport
-from evalcore.gate import decide
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.records import AttemptRecord
+from evalcore.scoring.gate import decide
 from evalcore.store import behaviour as store
 
 # Three cases of the reference server's tools: one hard single call, one that must call nothing, one sequence.

@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 @pytest.fixture(scope="session")
 def reference_url():
-    from evalcore.reference import running_reference_server
+    from evalcore.mcp.reference import running_reference_server
 
     with running_reference_server() as url:
         yield url
@@ -23,7 +23,7 @@ def reference_url():
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory):
     """A store holding the demo history (8 simulated nights: a description change and a model update), built once."""
-    from evalcore.demo import DemoConfig, run_demo
+    from evalcore.commands.demo_history import DemoConfig, run_demo
 
     db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
     config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
@@ -41,7 +41,7 @@ def echo_auth_server():
     """(url, token): an official-SDK server that refuses any request without `Authorization: Bearer <token>` and
     whose `whoami` tool echoes the Authorization header it got."""
     from evalcore.errors import TargetError
-    from evalcore.local_server import LocalServerProcess
+    from evalcore.mcp.local_server import LocalServerProcess
 
     process = LocalServerProcess("tests.sdk_servers.echo_auth_app", ["--expect", f"Bearer {ECHO_AUTH_TOKEN}"], label="echo-auth server", error=TargetError)
     try:

@@ -304,7 +304,7 @@ def test_the_run_page_takes_any_litellm_model_string_and_names_the_missing_key_b
 
 
 def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_own(empty_dashboard, page):
-    from evalcore import jobs
+    from evalcore.behaviour import jobs
 
     url, db = empty_dashboard
     page.goto(url)

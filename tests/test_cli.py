@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.cli import main
-from evalcore.reference import running_reference_server
+from evalcore.mcp.reference import running_reference_server
 from evalcore.store.conformance import latest_conformance_run
 from tests.hostile_http import HostileHandler, hostile_server
 

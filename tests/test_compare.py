@@ -15,10 +15,10 @@ import duckdb
 import jsonschema
 import pytest
 
+from evalcore.behaviour.history import run_points
 from evalcore.cli import main
 from evalcore.store.behaviour import last_green_report, list_runs, load_attempts
 from evalcore.store.comparisons import comparisons_export, list_comparisons
-from evalcore.store.history import run_points
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "compare.schema.json").read_text(encoding="utf-8"))

@@ -10,9 +10,9 @@ import pytest
 from evalcore.cli import main as cli_main
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import TargetError
-from evalcore.local_server import LocalServerProcess
-from evalcore.target import Target
-from evalcore.transport.base import Limits
+from evalcore.mcp.local_server import LocalServerProcess
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 from tests.sdk_servers.oauth_app import DEFECTS, VALID_TOKEN
 
 LIMITS = Limits(connect_timeout=5.0, read_timeout=15.0)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evalcore.conformance.runner import run_suite
-from evalcore.target import Target
-from evalcore.transport.base import Limits
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 from tests.hostile_http import hostile_server
 
 HOSTILE_STDIO = Path(__file__).with_name("hostile_stdio.py")

@@ -22,10 +22,10 @@ import pytest
 from evalcore.cli import main as cli_main
 from evalcore.conformance.runner import run_suite
 from evalcore.errors import TargetError
-from evalcore.local_server import LocalServerProcess
+from evalcore.mcp.local_server import LocalServerProcess
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 from evalcore.store.conformance import latest_conformance_run
-from evalcore.target import Target
-from evalcore.transport.base import Limits
 
 HERE = Path(__file__).parent
 TS_DIR = HERE / "ts_sdk_server"

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from evalcore.conformance.runner import CheckReport, SuiteReport
-from evalcore.store import queries
+from evalcore.dashboard import queries
 from evalcore.store.conformance import conformance_runs, latest_conformance_run, record_conformance_run
 from evalcore.store.db import MIGRATIONS, connect
 

@@ -9,15 +9,15 @@ import sys
 
 import pytest
 
-from evalcore.client import McpClient
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import all_checks
 from evalcore.conformance.runner import run_suite
 from evalcore.demo_server.defects import DEFECTS
-from evalcore.reference import ReferenceServerProcess
-from evalcore.target import Target
-from evalcore.transport.base import Limits
-from evalcore.transport.http import HttpTransport
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.reference import ReferenceServerProcess
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
+from evalcore.mcp.transport.http import HttpTransport
 
 # Which checks each defect of the reference server must make fail.
 EXPECTED_FAILURES: dict[str, set[str]] = {

@@ -12,13 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from evalcore.dashboard import figures, progress, widgets
+from evalcore.behaviour.history import run_points
+from evalcore.dashboard import figures, progress, queries, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
-from evalcore.store import queries
 from evalcore.store.behaviour import create_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
-from evalcore.store.history import run_points
 from tests.builders import Store, build_store, conformance_report, finish_recorded_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,8 +145,8 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     import csv
     import io
 
+    from evalcore.commands.demo_history import DESCRIPTION_CASE
     from evalcore.dashboard import data as dashboard_data
-    from evalcore.demo import DESCRIPTION_CASE
 
     db, _ = demo_db
     steady = next(p.model for p in run_points(db) if "steady" in p.model)
@@ -162,7 +161,7 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
 
 
 def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
-    from evalcore.demo import DESCRIPTION_CASE
+    from evalcore.commands.demo_history import DESCRIPTION_CASE
 
     db, _ = demo_db
     steady = next(p.model for p in run_points(db) if "steady" in p.model)

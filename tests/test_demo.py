@@ -1,4 +1,4 @@
-"""The demo history (evalcore.demo): real reference servers (v1, then --variant v2) and scripted sim models, checked for drift."""
+"""The demo history (evalcore.commands.demo_history): real reference servers (v1, then --variant v2) and scripted sim models, checked for drift."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.behaviour.history import run_points, server_tools
+from evalcore.commands.demo_history import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.commands.drift import command as run_drift_command
-from evalcore.demo import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.drift import detect_changes
 from evalcore.errors import ConfigError
-from evalcore.store.history import run_points, server_tools
 
 
 def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else(demo_db):
@@ -65,7 +65,7 @@ def test_demo_refuses_a_store_with_runs_unless_forced(demo_db, tmp_path):
 
 
 def test_the_demo_records_layer0_for_each_server_variant(demo_db):
-    from evalcore.store.queries import conformance_runs
+    from evalcore.dashboard.queries import conformance_runs
 
     db, _ = demo_db
     runs = conformance_runs(db)
@@ -76,7 +76,7 @@ def test_the_demo_records_layer0_for_each_server_variant(demo_db):
 
 
 def test_the_demo_fills_the_layer2_columns_with_a_good_and_a_bad_model_per_set(demo_db):
-    from evalcore.store.queries import AttemptFilters, model_summary
+    from evalcore.dashboard.queries import AttemptFilters, model_summary
 
     db, _ = demo_db
     summary = model_summary(db, AttemptFilters(golden_path=None)).set_index("model")

@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 
 from evalcore.demo_server.__main__ import list_defects, parse_args
 from evalcore.demo_server.defects import DEFECTS
-from evalcore.protocol.constants import (
+from evalcore.mcp.protocol.constants import (
     ACCEPT_BOTH,
     CACHE_SCOPES,
     HEADER_METHOD,

@@ -312,7 +312,7 @@ def _store_history(
 
 
 def test_history_reads_every_fingerprint_and_the_command_fails_on_a_new_drop(tmp_path, capsys):
-    from evalcore.store.history import run_points
+    from evalcore.behaviour.history import run_points
 
     db = tmp_path / "evals.duckdb"
     _store_history(db, [5, 5, 5, 5, 2, 1], new_version_from=4)
@@ -334,7 +334,7 @@ def test_history_reads_every_fingerprint_and_the_command_fails_on_a_new_drop(tmp
 
 
 def test_history_skips_incomplete_runs(tmp_path):
-    from evalcore.store.history import run_points
+    from evalcore.behaviour.history import run_points
 
     db = tmp_path / "evals.duckdb"
     _store_history(db, [5, 5, 5, 5, 0], last_status="failed")
@@ -342,7 +342,7 @@ def test_history_skips_incomplete_runs(tmp_path):
 
 
 def test_a_run_with_errored_attempts_is_never_a_baseline_and_an_all_errored_night_is_a_gap(tmp_path):
-    from evalcore.store.history import run_points
+    from evalcore.behaviour.history import run_points
 
     db = tmp_path / "evals.duckdb"
     # run-00 complete; run-01..04 passed every scored attempt but each had errored ones (run-02: all five); then 0/5 twice.

@@ -11,8 +11,8 @@ import pytest
 
 from evalcore.cli import main
 from evalcore.errors import ConfigError
-from evalcore.gate import compare_to_baseline, decide, render_gate
 from evalcore.records import Incomplete
+from evalcore.scoring.gate import compare_to_baseline, decide, render_gate
 
 BASE_METRICS = {
     "selection_accuracy": 0.90,

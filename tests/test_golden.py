@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.client import McpClient
 from evalcore.demo_server.app import TOOL_NAMES
 from evalcore.errors import GoldenSetError
 from evalcore.golden.loader import GoldenSetProblems, load_golden_set
 from evalcore.golden.model import DEFAULT_SYSTEM_PROMPT, GoldenSet
-from evalcore.transport.http import HttpTransport
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.transport.http import HttpTransport
 
 REPO_GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "tasks.yaml"
 

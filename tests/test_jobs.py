@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore import jobs
+from evalcore.behaviour import jobs
 from evalcore.errors import ConfigError
 from evalcore.store.behaviour import last_green_report, list_runs, load_run
 from evalcore.store.db import connect

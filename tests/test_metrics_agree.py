@@ -20,14 +20,14 @@ import jsonschema
 import pytest
 
 from evalcore.behaviour.report import build_report
-from evalcore.gate import compare_to_baseline, decide
+from evalcore.dashboard import queries
+from evalcore.dashboard.queries import AttemptFilters
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.records import SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
+from evalcore.scoring.gate import compare_to_baseline, decide
 from evalcore.scoring.registry import get, regression_metrics
 from evalcore.store import behaviour as store
-from evalcore.store import queries
-from evalcore.store.queries import AttemptFilters
 
 RUNS = 5
 REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"

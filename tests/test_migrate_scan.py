@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalcore.cli import main
-from evalcore.migrate_scan import RULES, scan_paths, scan_text
+from evalcore.mcp.migrate_scan import RULES, scan_paths, scan_text
 
 OLD_TEST = """\
 async def test_handshake(session):

@@ -24,8 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.transport.http import HttpTransport
 from evalcore.models.adapter import Backoff, complete
 from evalcore.models.judge import judge_answer
 from evalcore.models.judge_prompt import parse_verdict
@@ -34,7 +35,6 @@ from evalcore.models.redaction import redact
 from evalcore.models.sim.launcher import running_sim_server
 from evalcore.models.tool_format import MODEL_NAME_PATTERN, ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn
-from evalcore.transport.http import HttpTransport
 
 NO_WAIT = Backoff(initial_s=0.0, max_s=0.0)
 PLANTED_SECRET = "sk-test-PLANTED-123"

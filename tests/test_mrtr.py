@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 from evalcore.behaviour.inputs import AttemptResponder
-from evalcore.client import McpClient
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.mrtr import INPUT_CAPABILITIES, RefusingResponder, call_tool_with_input
+from evalcore.mcp.protocol.input_requests import InputRequestProblem, parse_input_required, retry_params
+from evalcore.mcp.protocol.tracecontext import conversation_trace
+from evalcore.mcp.transport.base import Limits
+from evalcore.mcp.transport.http import HttpTransport
+from evalcore.mcp.transport.stdio import StdioTransport
 from evalcore.models.adapter import IN_PROCESS
 from evalcore.models.types import ModelSpec
-from evalcore.mrtr import INPUT_CAPABILITIES, RefusingResponder, call_tool_with_input
-from evalcore.protocol.input_requests import InputRequestProblem, parse_input_required, retry_params
-from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import InputAnswer, InputRequest
-from evalcore.transport.base import Limits
-from evalcore.transport.http import HttpTransport
-from evalcore.transport.stdio import StdioTransport
 from evalcore.users.profile import UserProfile
 from evalcore.users.simulated import SimulatedUser
 

@@ -430,8 +430,8 @@ def test_conversation_scorers_appear_per_model_and_per_case_as_stored(tmp_path, 
     run's stored values (one definition: evalcore.scoring.metrics), headed by the scorer's title."""
     import duckdb
 
+    from evalcore.dashboard.queries import matrix, model_summary
     from evalcore.dashboard.widgets import column_heading
-    from evalcore.store.queries import matrix, model_summary
 
     db = tmp_path / "e.duckdb"
     assert main(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import (
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.envelope import (
     build_meta,
     build_notification,
     build_request,
@@ -13,9 +13,9 @@ from evalcore.protocol.envelope import (
     encode_header_value,
     standard_headers,
 )
-from evalcore.protocol.schemas import example_arguments, instance_errors, schema_errors, unresolvable_refs
-from evalcore.protocol.tracecontext import is_valid_traceparent, new_traceparent
-from evalcore.transport.sse import SseDecoder
+from evalcore.mcp.protocol.schemas import example_arguments, instance_errors, schema_errors, unresolvable_refs
+from evalcore.mcp.protocol.tracecontext import is_valid_traceparent, new_traceparent
+from evalcore.mcp.transport.sse import SseDecoder
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_schema_problems_are_named():
 
 
 def test_x_mcp_header_parameters_are_mirrored_and_encoded():
-    from evalcore.protocol.envelope import param_headers
+    from evalcore.mcp.protocol.envelope import param_headers
 
     schema = {
         "type": "object",

@@ -7,8 +7,8 @@ from datetime import date
 import duckdb
 import pytest
 
-from evalcore.store import queries
-from evalcore.store.queries import AttemptFilters
+from evalcore.dashboard import queries
+from evalcore.dashboard.queries import AttemptFilters
 from tests.builders import Store, build_store
 
 

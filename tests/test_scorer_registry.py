@@ -12,12 +12,12 @@ import pytest
 
 import evalcore.scoring.scorers as scorers_package
 from evalcore.behaviour.report import build_report
-from evalcore.gate import compare_to_baseline
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec, ToolCall
 from evalcore.records import AttemptRecord, ToolExecution
 from evalcore.scoring import registry
 from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.gate import compare_to_baseline
 
 NEW_SCORER = '''
 """The worked example of docs/metrics.md: every number in the final answer came from a tool result."""

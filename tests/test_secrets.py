@@ -21,16 +21,20 @@ from opentelemetry.trace import StatusCode
 
 from evalcore.behaviour.agent import MAX_TOOL_RESULT_CHARS, execute_tool, tool_result_text
 from evalcore.cli import main as cli_main
-from evalcore.client import McpClient
 from evalcore.conformance.report import junit_xml
 from evalcore.conformance.report import to_json as conformance_json
 from evalcore.conformance.runner import CheckReport, SuiteReport
+from evalcore.dashboard.queries import AttemptFilters, attempts_export
 from evalcore.errors import ConfigError
 from evalcore.golden.model import GoldenCase
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.mrtr import INPUT_CAPABILITIES
+from evalcore.mcp.target import Target, parse_headers, parse_server_env
+from evalcore.mcp.transport.base import Limits
+from evalcore.mcp.transport.stdio import StdioTransport
 from evalcore.models.adapter import describe_error
 from evalcore.models.judge_prompt import parse_verdict
 from evalcore.models.types import ToolCall
-from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.records import (
     LEAK_ATTEMPT,
     AttemptRecord,
@@ -48,11 +52,7 @@ from evalcore.records import (
 )
 from evalcore.redaction import CUT_MARK, Redactor, clip, command_secrets, environment_secrets, register_secret, url_secrets, without_secrets
 from evalcore.scoring.attempt import score_attempt
-from evalcore.store.queries import AttemptFilters, attempts_export
-from evalcore.target import Target, parse_headers, parse_server_env
 from evalcore.telemetry.setup import run_tracer, tracing
-from evalcore.transport.base import Limits
-from evalcore.transport.stdio import StdioTransport
 from tests.leaky_provider import leak_forms, leaky_provider
 from tests.otlp_collector import OtlpCollector
 

@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 from evalcore.cli import main
+from evalcore.dashboard import queries
+from evalcore.dashboard.queries import AttemptFilters
 from evalcore.golden.conversation import InputExpectation, InputPattern
 from evalcore.golden.model import GoldenCase
 from evalcore.models.types import ToolCall
 from evalcore.records import InputAnswer, InputRequest, InputRound, ToolExecution
 from evalcore.scoring.attempt import score_attempt
-from evalcore.store import queries
 from evalcore.store.behaviour import list_runs, load_attempts
-from evalcore.store.queries import AttemptFilters
 from evalcore.users.profile import UserProfile
 
 GOLDEN = """\

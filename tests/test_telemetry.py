@@ -12,9 +12,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace.span import TraceState
 
 from evalcore.cli import main
-from evalcore.client import McpClient
-from evalcore.protocol.tracecontext import is_valid_traceparent
-from evalcore.reference import running_reference_server
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.protocol.tracecontext import is_valid_traceparent
+from evalcore.mcp.reference import running_reference_server
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.telemetry import setup
 from evalcore.telemetry.setup import otlp_endpoint, otlp_exporter, run_tracer, tracing

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from evalcore.client import McpClient
-from evalcore.transport.base import Limits
-from evalcore.transport.http import HttpTransport
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.transport.base import Limits
+from evalcore.mcp.transport.http import HttpTransport
 from tests.hostile_http import HostileHandler, hostile_server
 
 FAST = Limits(connect_timeout=1.0, read_timeout=1.5, max_response_bytes=1_000_000, max_sse_events=100, max_stream_retries=2)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.client import McpClient
 from evalcore.errors import TargetError
-from evalcore.transport.base import Limits
-from evalcore.transport.stdio import StdioTransport
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.transport.base import Limits
+from evalcore.mcp.transport.stdio import StdioTransport
 
 HOSTILE = Path(__file__).with_name("hostile_stdio.py")
 FAST = Limits(connect_timeout=1.0, read_timeout=1.5, max_response_bytes=1_000_000, startup_timeout=1.0)

@@ -3,7 +3,7 @@
 The model's tool call goes to the server through the evalcore client, the
 result goes back to the model, until the model answers without calling a
 tool or the step limit is reached. A call the server answers with
-`input_required` is completed in rounds (`evalcore.mrtr`): the responder
+`input_required` is completed in rounds (`evalcore.mcp.mrtr`): the responder
 answers each input request and the call is retried; every round is kept on
 the tool execution. With a simulated user, a final answer that asks the user
 something gets the user's reply (marked in `Transcript.user_turns`) and the
@@ -24,12 +24,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.client import Exchange, McpClient
 from evalcore.errors import ModelError
+from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.tool_format import ToolNameMap, ToolOverride, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
-from evalcore.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.records import LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
 from evalcore.redaction import clip
 from evalcore.redaction import current as current_redactor

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evalcore.fingerprint import canonical_json
+from evalcore.mcp.fingerprint import canonical_json
 from evalcore.models.types import ModelSpec
 
 # ModelSpec fields that change no attempt: how many attempts run at once.

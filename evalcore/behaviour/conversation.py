@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.behaviour.inputs import AttemptResponder
-from evalcore.client import Exchange, McpClient
 from evalcore.errors import GoldenSetError
 from evalcore.golden.conversation import MISSING_VALUE, StateCheck, select, subset_mismatch
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.mcp.client import Exchange, McpClient
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.types import ModelSpec
 from evalcore.records import StateReading

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.errors import ModelError
+from evalcore.mcp.mrtr import InputAnswerError
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn
-from evalcore.mrtr import InputAnswerError
 from evalcore.records import InputAnswer, InputRequest
 from evalcore.users.simulated import SimulatedUser
 

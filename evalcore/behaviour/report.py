@@ -6,7 +6,7 @@ metrics once (`evalcore.scoring.metrics.run_metrics`) and assembles the
 the store. Two kinds of gate, kept apart on purpose:
 - case gates: each case's pass count over its runs (hard cases need runs/runs,
   soft cases 4/5; an errored attempt means the gate is not met);
-- the run gate (`evalcore.gate.decide`): the drop against the last green run,
+- the run gate (`evalcore.scoring.gate.decide`): the drop against the last green run,
   whether the run is incomplete, and whether it is green itself.
 """
 
@@ -34,7 +34,7 @@ def build_report(
     """The report of one run from its attempt records, and the metric sets it was built from (what the store keeps).
 
     `run` holds the run's identity: run_id, started_at, run_date, runs, golden_path, golden_hash, server_target,
-    server_name, server_fingerprint. The report has no gate and no drift yet (`evalcore.gate.decide`, the drift detector).
+    server_name, server_fingerprint. The report has no gate and no drift yet (`evalcore.scoring.gate.decide`, the drift detector).
     """
     runs = int(run["runs"])
     metric_sets = run_metrics([MetricAttempt.of(record) for record in records], runs)

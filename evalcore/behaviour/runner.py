@@ -29,33 +29,33 @@ from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
-from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.report import build_report
-from evalcore.client import McpClient
 from evalcore.errors import ConfigError, ModelError, TargetError
-from evalcore.faults.proxy import FaultProxy, running_fault_proxy
-from evalcore.fingerprint import canonical_json, server_fingerprint
-from evalcore.gate import decide
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.fingerprint import canonical_json, server_fingerprint
+from evalcore.mcp.mrtr import INPUT_CAPABILITIES
+from evalcore.mcp.protocol.tracecontext import conversation_trace
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
 from evalcore.models.tool_format import ToolOverride
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
-from evalcore.mrtr import INPUT_CAPABILITIES
 from evalcore.paths import golden_identity
-from evalcore.protocol.tracecontext import conversation_trace
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
 from evalcore.redaction import clip
+from evalcore.robustness.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
+from evalcore.robustness.proxy import FaultProxy, running_fault_proxy
 from evalcore.scoring.attempt import score_attempt
+from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
-from evalcore.target import Target
 from evalcore.taxonomy import ErrorKind, provider_error_kind
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
-from evalcore.transport.base import Limits
 
 ProgressCallback = Callable[[int, int], None]
 _NO_RECORD: Any = object()  # a wake-up with nothing new, so a waiting batch still gets written

@@ -43,7 +43,7 @@ def command(args: argparse.Namespace) -> int:
         verdict = "legacy-only" if report.get("legacyVerdict") is not None else "conformant" if report["passed"] else "not-conformant"
         runner.set_outputs({"verdict": verdict, "passed": _flag(verdict == "conformant")})
         return 0
-    from evalcore.gate import validate_report
+    from evalcore.scoring.gate import validate_report
 
     report = validate_report(_read_json(args.behaviour, "run --out"), str(args.behaviour))
     body = behaviour_comment(report, _baseline_report(args.db, report.get("baseline")), revision=runner.revision())

@@ -118,9 +118,9 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
     from evalcore.commands.run import model_specs
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set
+    from evalcore.mcp.target import STDIO_HEADERS, Target, parse_headers, resolve_target
+    from evalcore.mcp.transport.base import Limits
     from evalcore.paths import default_golden_set
-    from evalcore.target import STDIO_HEADERS, Target, parse_headers, resolve_target
-    from evalcore.transport.base import Limits
 
     if args.header and (args.stdio or args.candidate_stdio):
         raise ConfigError(STDIO_HEADERS)

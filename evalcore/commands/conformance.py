@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from evalcore.conformance.registry import all_checks
-    from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
+    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
 
     if args.list_checks:
         for check in all_checks():
@@ -71,7 +71,7 @@ def command(args: argparse.Namespace) -> int:
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
     if args.reference:
-        from evalcore.reference import running_reference_server
+        from evalcore.mcp.reference import running_reference_server
 
         with running_reference_server() as url:
             args.url = url
@@ -84,8 +84,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
     from evalcore.conformance.runner import run_suite
-    from evalcore.target import Target
-    from evalcore.transport.base import Limits
+    from evalcore.mcp.target import Target
+    from evalcore.mcp.transport.base import Limits
 
     target = Target(url=args.url, stdio=args.stdio, headers=args.headers, server_env=args.server_env_values)
     prefixes = tuple(args.only or ())

@@ -47,8 +47,8 @@ def _installed(module: str) -> bool:
 
 
 def command(args: argparse.Namespace) -> int:
-    from evalcore import jobs
-    from evalcore.store.history import count_behaviour_runs
+    from evalcore.behaviour import jobs
+    from evalcore.behaviour.history import count_behaviour_runs
 
     if not _installed("streamlit"):
         raise ConfigError("the dashboard needs its extra libraries: pip install 'mcp-evalcore[dashboard]' (streamlit, plotly, pandas)")

@@ -21,11 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from evalcore.behaviour.history import run_points
+    from evalcore.commands.demo_history import DemoConfig, run_demo
     from evalcore.commands.drift import render_changes
-    from evalcore.demo import DemoConfig, run_demo
     from evalcore.drift import detect_changes
     from evalcore.paths import default_golden_set
-    from evalcore.store.history import run_points
 
     config = DemoConfig(db_path=args.db, golden_path=args.golden or default_golden_set(), days=args.days, runs=args.runs)
     print(

@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from evalcore.behaviour.history import run_points
     from evalcore.drift import detect_changes
     from evalcore.paths import golden_identity
-    from evalcore.store.history import run_points
 
     golden = golden_identity(args.golden) if args.golden else None
     points = run_points(args.db, golden_path=golden)
@@ -132,8 +132,8 @@ def changes_json(changes: Sequence[Change], latest_run: str | None, settings: Dr
 
 def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
     """The changes this run found in the stored history of its golden set (a `run` report's "drift" part)."""
+    from evalcore.behaviour.history import run_points
     from evalcore.drift import DriftSettings, detect_changes
-    from evalcore.store.history import run_points
 
     settings = DriftSettings()
     changes = detect_changes(run_points(db, golden_path=golden_path), settings)

@@ -36,7 +36,7 @@ def _read_report(path: Path) -> dict[str, Any]:
 
 
 def command(args: argparse.Namespace) -> int:
-    from evalcore.gate import compare_to_baseline, render_gate
+    from evalcore.scoring.gate import compare_to_baseline, render_gate
 
     report = _read_report(args.report)
     if report.get("incomplete"):

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from evalcore.migrate_scan import scan_paths
+    from evalcore.mcp.migrate_scan import scan_paths
 
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:

@@ -108,10 +108,10 @@ def command(args: argparse.Namespace) -> int:
 
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set
+    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
+    from evalcore.mcp.transport.base import Limits
     from evalcore.paths import default_golden_set
     from evalcore.redaction import register_url_secrets
-    from evalcore.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
-    from evalcore.transport.base import Limits
 
     register_target_secrets(args.url, args.stdio)  # before any message quotes them
     for option, api_base in (("--api-base", args.api_base), ("--judge-api-base", args.judge_api_base)):
@@ -147,8 +147,8 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.behaviour.report import render_summary
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress
+    from evalcore.mcp.target import resolve_target
     from evalcore.models.preflight import check_models
-    from evalcore.target import resolve_target
 
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:

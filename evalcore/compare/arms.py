@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-from evalcore.client import McpClient
 from evalcore.errors import TargetError
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 from evalcore.records import RunReport
-from evalcore.target import Target
-from evalcore.transport.base import Limits
 
 ProgressCallback = Callable[[int, int], None]
 MAX_TOOL_PAGES = 50

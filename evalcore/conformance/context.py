@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalcore.client import Exchange, McpClient
 from evalcore.conformance.era import EraProfile, is_modern_request
 from evalcore.conformance.registry import Era
-from evalcore.protocol import constants as c
-from evalcore.protocol.schemas import example_arguments
-from evalcore.transport.base import WireFailure, WireResponse
+from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.schemas import example_arguments
+from evalcore.mcp.transport.base import WireFailure, WireResponse
 
 ToolPolicy = Literal["readonly", "all", "none"]
 MAX_PAGES = 50

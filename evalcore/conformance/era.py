@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore import __version__
-from evalcore.client import Exchange, McpClient
 from evalcore.conformance.registry import Era
-from evalcore.protocol import constants as c
+from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.transport.base import Limits, Transport, WireFailure, WireResponse
+from evalcore.mcp.transport.stdio import StdioTransport
 from evalcore.redaction import clip
-from evalcore.transport.base import Limits, Transport, WireFailure, WireResponse
-from evalcore.transport.stdio import StdioTransport
 
 LEGACY_PROBE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-03-26")
 # Versions from before 2025-06-18, which had no MCP-Protocol-Version header: a

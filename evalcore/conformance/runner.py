@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from evalcore import __version__
-from evalcore.client import Exchange, McpClient
 from evalcore.conformance.context import RunContext, ToolPolicy
 from evalcore.conformance.era import EraProfile, detect_era
 from evalcore.conformance.registry import NOT_JUDGED, Check, Era, Outcome, Subject, Verdict, all_checks
 from evalcore.errors import TargetError
-from evalcore.fingerprint import server_fingerprint
-from evalcore.protocol.constants import PROTOCOL_VERSION
-from evalcore.target import Target
-from evalcore.transport.base import Limits
+from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.fingerprint import server_fingerprint
+from evalcore.mcp.protocol.constants import PROTOCOL_VERSION
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Presentation layer: cached data functions for the dashboard pages (Streamlit cache over `evalcore.store.queries`).
+"""Presentation layer: cached data functions for the dashboard pages (Streamlit cache over `evalcore.dashboard.queries`).
 
 The store is the file named by EVALCORE_DB (default data/evals.duckdb). Each
 function takes the path as an argument so the cache keys on it, and caches
@@ -14,13 +14,13 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from evalcore.dashboard import progress
+from evalcore.behaviour import history
+from evalcore.dashboard import progress, queries
+from evalcore.dashboard.queries import AttemptFilters
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.paths import golden_file
-from evalcore.store import history, queries
-from evalcore.store.queries import AttemptFilters
 
 TTL_S = 10
 

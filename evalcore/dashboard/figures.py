@@ -59,7 +59,7 @@ _short_name = short_model_name
 
 
 def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
-    """Cases (rows) x models (columns), coloured by pass rate, from `evalcore.store.queries.matrix`.
+    """Cases (rows) x models (columns), coloured by pass rate, from `evalcore.dashboard.queries.matrix`.
 
     Hover shows passes/runs, pass^k and the top failing reason. An invisible
     marker sits on every cell, carrying (model, case_id) as customdata, so a

@@ -1,6 +1,6 @@
 """Presentation layer: the store the dashboard reads, and the banner every page shows while the demo history is being built.
 
-Light on purpose (streamlit and `evalcore.jobs`, no pandas or plotly): `app.py` shows the banner before a page's own
+Light on purpose (streamlit and `evalcore.behaviour.jobs`, no pandas or plotly): `app.py` shows the banner before a page's own
 imports have loaded, so a first visit to a fresh dashboard reads what is going on within a second or two.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from evalcore import jobs
+from evalcore.behaviour import jobs
 
 DEFAULT_DB = "data/evals.duckdb"
 

@@ -21,14 +21,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evalcore import jobs, redaction
-from evalcore.dashboard import conversation, figures, progress
+from evalcore import redaction
+from evalcore.behaviour import jobs
+from evalcore.dashboard import conversation, figures, progress, queries
 from evalcore.dashboard.figures import NO_PRICE, model_labels
+from evalcore.dashboard.queries import AttemptFilters
 from evalcore.errors import EvalcoreError
 from evalcore.models.types import short_model_name
 from evalcore.scoring import registry
-from evalcore.store import queries
-from evalcore.store.queries import AttemptFilters
 
 EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`python -m evalcore conformance --reference` records a Layer 0 run only)."
 ALL = "(all)"

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalcore.demo_server import wire
 from evalcore.demo_server.tamper import Answer, HttpReply, HttpRequest, Tamper
-from evalcore.protocol.constants import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
+from evalcore.mcp.protocol.constants import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
 
 
 class TamperMiddleware:

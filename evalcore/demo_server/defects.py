@@ -19,7 +19,7 @@ from typing import Any, Final
 from evalcore.demo_server import wire
 from evalcore.demo_server.app import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION
 from evalcore.demo_server.tamper import Answer, HeaderEdits, HeaderList, HttpReply, HttpRequest, Tamper
-from evalcore.protocol.constants import (
+from evalcore.mcp.protocol.constants import (
     CACHEABLE_METHODS,
     CONTENT_TYPE_JSON,
     HEADER_METHOD,

@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalcore.demo_server import wire
-from evalcore.protocol.constants import (
+from evalcore.mcp.protocol.constants import (
     HEADER_MISMATCH,
     HEADER_PROTOCOL_VERSION,
     HEADER_SESSION_ID,

@@ -18,7 +18,7 @@ import anyio
 from evalcore.demo_server import wire
 from evalcore.demo_server.spec_fixes import stdio_initialize_refusal
 from evalcore.demo_server.tamper import Answer, Tamper
-from evalcore.protocol.constants import INVALID_REQUEST, PARSE_ERROR
+from evalcore.mcp.protocol.constants import INVALID_REQUEST, PARSE_ERROR
 
 DRAIN_SECONDS = 10.0
 

@@ -16,7 +16,7 @@ from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
-from evalcore.protocol.constants import CONTENT_TYPE_JSON, JSONRPC_VERSION
+from evalcore.mcp.protocol.constants import CONTENT_TYPE_JSON, JSONRPC_VERSION
 
 Message: TypeAlias = dict[str, Any]
 """One decoded JSON-RPC message."""

@@ -344,7 +344,7 @@ def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str
 
 
 def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
-    """The report of the newest complete run that is green (`evalcore.gate`) or was accepted as a baseline by hand,
+    """The report of the newest complete run that is green (`evalcore.scoring.gate`) or was accepted as a baseline by hand,
     optionally of one golden set; None when there is none."""
     if not path.exists():
         return None

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.errors import ModelError
+from evalcore.mcp.mrtr import InputAnswerError
+from evalcore.mcp.protocol.schemas import instance_errors
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
-from evalcore.mrtr import InputAnswerError
-from evalcore.protocol.schemas import instance_errors
 from evalcore.records import InputAnswer, InputRequest
 from evalcore.users import prompt, scripted
 from evalcore.users.profile import UserProfile

@@ -16,9 +16,9 @@ import re
 import urllib.parse
 from typing import Any
 
-from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
+from evalcore.mcp.client import Exchange
 
 SPEC_AUTH = "docs/specification/2026-07-28/basic/authorization/index.mdx"
 SPEC_DISCOVERY = "docs/specification/2026-07-28/basic/authorization/authorization-server-discovery.mdx"

@@ -13,7 +13,7 @@ import json
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
-from evalcore.protocol.envelope import build_request, standard_headers
+from evalcore.mcp.protocol.envelope import build_request, standard_headers
 
 SPEC = "docs/specification/2026-07-28/basic/transports/stdio.mdx"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, passed
-from evalcore.protocol import constants as c
+from evalcore.mcp.protocol import constants as c
 
 SPEC = "docs/specification/2026-07-28/server/discover.mdx"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
-from evalcore.protocol import constants as c
+from evalcore.mcp.client import Exchange
+from evalcore.mcp.protocol import constants as c
 
 SPEC = "docs/specification/2026-07-28/basic/index.mdx"
 BOGUS_VERSION = "1900-01-01"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.era import HEADERLESS_VERSIONS
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
-from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import force_base64_header_value
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.envelope import force_base64_header_value
 
 SPEC = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
 REJECT = (

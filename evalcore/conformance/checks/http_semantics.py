@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, passed
-from evalcore.protocol import constants as c
+from evalcore.mcp.client import Exchange
+from evalcore.mcp.protocol import constants as c
 from evalcore.redaction import clip
 
 SPEC = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"

@@ -7,8 +7,8 @@ import json
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, passed
-from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import standard_headers
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.envelope import standard_headers
 
 SPEC = "docs/specification/2026-07-28/basic/index.mdx"
 

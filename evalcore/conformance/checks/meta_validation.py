@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, passed
-from evalcore.protocol import constants as c
-from evalcore.protocol.wire_shapes import envelope_problem, result_problem
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.wire_shapes import envelope_problem, result_problem
 
 SPEC = "docs/specification/2026-07-28/basic/index.mdx"
 

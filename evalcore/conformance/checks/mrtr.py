@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
-from evalcore.protocol.schemas import example_arguments
+from evalcore.mcp.client import Exchange
+from evalcore.mcp.protocol.schemas import example_arguments
 
 SPEC = "docs/specification/2026-07-28/basic/patterns/mrtr.mdx"
 # A client that can answer every kind of input request, so a server may ask for any.

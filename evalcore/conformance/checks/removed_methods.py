@@ -7,7 +7,7 @@ from typing import Any
 
 from evalcore.conformance.context import RunContext, error_shape
 from evalcore.conformance.registry import Verdict, check, failed, not_applicable, not_testable, passed
-from evalcore.protocol import constants as c
+from evalcore.mcp.protocol import constants as c
 from evalcore.redaction import clip
 
 SPEC_HTTP = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
-from evalcore.protocol import constants as c
+from evalcore.mcp.protocol import constants as c
 
 
 @check(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
-from evalcore.protocol.schemas import instance_errors, iter_refs, schema_errors, unresolvable_refs
+from evalcore.mcp.protocol.schemas import instance_errors, iter_refs, schema_errors, unresolvable_refs
 
 SPEC = "docs/specification/2026-07-28/server/tools.mdx"
 SCHEMA_KEYS = ("inputSchema", "outputSchema")

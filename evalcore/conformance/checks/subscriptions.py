@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.client import Exchange
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
-from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import subscription_id
+from evalcore.mcp.client import Exchange
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.envelope import subscription_id
 from evalcore.redaction import clip
 
 SPEC = "docs/specification/2026-07-28/basic/patterns/subscriptions.mdx"

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 
 from evalcore.errors import ModelError
-from evalcore.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
+from evalcore.mcp.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
 
 
 class SimServerProcess(LocalServerProcess):

@@ -6,7 +6,7 @@ they are redacted from everything written, and kept out of the target's text, it
 So are the credentials written into the target itself: a `--url`'s userinfo and credential query parameters
 (`?key=`, `?token=`, ...), and a `--stdio` command's `--api-key X`, `--token=X` and `NAME=value` assignments.
 
-A stdio server starts with a minimal environment (`evalcore.transport.stdio.server_environment`), plus the
+A stdio server starts with a minimal environment (`evalcore.mcp.transport.stdio.server_environment`), plus the
 variables `--server-env NAME` passes on by name.
 """
 
@@ -20,10 +20,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalcore.errors import ConfigError
+from evalcore.mcp.transport.base import Limits, Transport
+from evalcore.mcp.transport.http import HttpTransport
+from evalcore.mcp.transport.stdio import StdioTransport
 from evalcore.redaction import clip, register_command_secrets, register_secret, register_url_secrets
-from evalcore.transport.base import Limits, Transport
-from evalcore.transport.http import HttpTransport
-from evalcore.transport.stdio import StdioTransport
 
 # Servers the web page and `--server NAME` may start; never an arbitrary command.
 CONFIGURED_SERVERS: dict[str, str] = {"reference": "the bundled reference server (evalcore.demo_server, Streamable HTTP on 127.0.0.1)"}
@@ -154,7 +154,7 @@ def resolve_target(
         raise ConfigError(STDIO_ENV)
     if server not in CONFIGURED_SERVERS:
         raise ConfigError(f"unknown server {server!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
-    from evalcore.reference import running_reference_server
+    from evalcore.mcp.reference import running_reference_server
 
     with running_reference_server() as reference_url:
         yield Target(url=reference_url, headers=headers)

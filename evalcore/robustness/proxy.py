@@ -37,12 +37,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from evalcore.client import McpClient
 from evalcore.errors import TargetError
-from evalcore.faults.model import CALL_FAULTS, Injection
-from evalcore.faults.rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
-from evalcore.target import Target
-from evalcore.transport.base import Limits, Transport
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.target import Target
+from evalcore.mcp.transport.base import Limits, Transport
+from evalcore.robustness.model import CALL_FAULTS, Injection
+from evalcore.robustness.rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
 
 _DROPPED_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 TOOL_ERROR_TEXT = "Service temporarily unavailable: the backend did not respond. Try again later."

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalcore.protocol import constants as c
+from evalcore.mcp.protocol import constants as c
 
 JsonObject = dict[str, Any]
 RequestId = int | str

@@ -9,10 +9,10 @@ from typing import Any
 
 import duckdb
 
+from evalcore.behaviour.metric_sets import run_metric_sets
 from evalcore.drift.types import Fingerprints, RunPoint
 from evalcore.errors import StoreError
 from evalcore.store.db import connect
-from evalcore.store.metric_sets import run_metric_sets
 
 # One row per complete run x model x case (passes and scored attempts then come from the run's stored metrics). mode(): the
 # most common value over the run's attempts (the model version the provider reported, the case hash, the system prompt the

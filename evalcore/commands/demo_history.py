@@ -167,7 +167,7 @@ def write_scripts(golden: GoldenSet, config: DemoConfig) -> tuple[Path, Path]:
 
 def prepare_store(db_path: Path, *, force: bool) -> None:
     """Refuse a store that already holds behaviour runs, unless `force` (which deletes the file first)."""
-    from evalcore.store.history import count_behaviour_runs
+    from evalcore.behaviour.history import count_behaviour_runs
 
     if not db_path.exists():
         return
@@ -213,9 +213,9 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
 def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequence[date], server_args: Sequence[str]) -> list[str]:
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.conformance.runner import run_suite
-    from evalcore.reference import running_reference_server
+    from evalcore.mcp.reference import running_reference_server
+    from evalcore.mcp.target import Target
     from evalcore.store.conformance import record_conformance_run
-    from evalcore.target import Target
 
     if not nights:
         return []
@@ -241,8 +241,8 @@ def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequenc
 def _run_layer2(config: DemoConfig) -> list[str]:
     """One run of each bundled Layer 2 golden set on the last night, each with its two scripted models (one good, one bad)."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.reference import running_reference_server
-    from evalcore.target import Target
+    from evalcore.mcp.reference import running_reference_server
+    from evalcore.mcp.target import Target
 
     run_ids: list[str] = []
     with running_reference_server() as url:
@@ -264,8 +264,8 @@ def _run_layer2(config: DemoConfig) -> list[str]:
 def _run_multiturn(config: DemoConfig) -> list[str]:
     """One run of the multi-turn and MRTR set on the last night, with the lexical baseline and the scripted simulated user."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.reference import running_reference_server
-    from evalcore.target import Target
+    from evalcore.mcp.reference import running_reference_server
+    from evalcore.mcp.target import Target
 
     with running_reference_server() as url:
         behaviour = BehaviourConfig(

@@ -17,17 +17,17 @@ from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
-from evalcore.client import McpClient
 from evalcore.errors import TargetError
-from evalcore.faults.model import Injection
-from evalcore.faults.proxy import FaultProxy, ProxyEvent
 from evalcore.golden.model import GoldenCase
+from evalcore.mcp.client import McpClient
+from evalcore.mcp.mrtr import INPUT_CAPABILITIES, InputResponder
+from evalcore.mcp.transport.base import Limits, RequestId, StopAt, Transport, WireResponse
+from evalcore.mcp.transport.http import HttpTransport
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.types import ModelSpec
-from evalcore.mrtr import INPUT_CAPABILITIES, InputResponder
 from evalcore.records import ToolExecution, Transcript
-from evalcore.transport.base import Limits, RequestId, StopAt, Transport, WireResponse
-from evalcore.transport.http import HttpTransport
+from evalcore.robustness.model import Injection
+from evalcore.robustness.proxy import FaultProxy, ProxyEvent
 from evalcore.users.simulated import SimulatedUser
 
 FAULT_RUBRIC = (

@@ -14,7 +14,7 @@ import pydantic
 from mcp_types import jsonrpc
 from mcp_types.methods import SERVER_RESULTS, validate_server_result
 
-from evalcore.protocol.constants import PROTOCOL_VERSION
+from evalcore.mcp.protocol.constants import PROTOCOL_VERSION
 
 
 def envelope_problem(message: Mapping[str, Any]) -> str | None:

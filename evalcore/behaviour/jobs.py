@@ -119,7 +119,7 @@ def _target_arguments(server: str | None, url: str | None, stdio: str | None) ->
     if len(given) != 1:
         raise ConfigError("give exactly one server: the bundled reference server, a URL, or a stdio command")
     flag, value = given[0]
-    from evalcore.target import CONFIGURED_SERVERS  # here: the transports it imports are not needed to show a job
+    from evalcore.mcp.target import CONFIGURED_SERVERS  # here: the transports it imports are not needed to show a job
 
     if flag == "--server" and value not in CONFIGURED_SERVERS:
         raise ConfigError(f"unknown server {value!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
@@ -162,7 +162,7 @@ def _launch_lock(db: Path) -> Iterator[None]:
 
 def launch_demo(db: Path, *, nights: int = DEMO_NIGHTS) -> Job:
     """Build the simulated demo history (`python -m evalcore demo`) into `db` in the background; it refuses a store holding runs."""
-    from evalcore.store.history import count_behaviour_runs
+    from evalcore.behaviour.history import count_behaviour_runs
 
     db = db.resolve()
     if any(job.kind == "demo" and _alive(job.pid) for job in list_jobs(db)):
@@ -263,7 +263,7 @@ def _scores(report: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def _demo_status(job: Job, alive: bool) -> dict[str, Any]:
-    from evalcore.store.history import count_behaviour_runs
+    from evalcore.behaviour.history import count_behaviour_runs
 
     total = demo_runs(job.nights)
     try:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import __version__
-from evalcore.protocol import constants as c
-from evalcore.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers, subscription_id
-from evalcore.protocol.tracecontext import request_trace_context
+from evalcore.mcp.protocol import constants as c
+from evalcore.mcp.protocol.envelope import build_meta, build_notification, build_request, param_headers, standard_headers, subscription_id
+from evalcore.mcp.protocol.tracecontext import request_trace_context
+from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, Transport, WireFailure, WireResponse
 from evalcore.redaction import clip
-from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, Transport, WireFailure, WireResponse
 
 CLIENT_INFO = {"name": "evalcore", "version": __version__}
 _UNSET: Any = object()

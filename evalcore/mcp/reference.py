@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 from evalcore.errors import TargetError
-from evalcore.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
+from evalcore.mcp.local_server import STARTUP_TIMEOUT_S, LocalServerProcess
 
 
 class ReferenceServerProcess(LocalServerProcess):

@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from evalcore.client import Exchange, McpClient
-from evalcore.protocol.envelope import param_headers
-from evalcore.protocol.input_requests import InputRequestProblem, is_input_required, parse_input_required, retry_params
+from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.protocol.envelope import param_headers
+from evalcore.mcp.protocol.input_requests import InputRequestProblem, is_input_required, parse_input_required, retry_params
+from evalcore.mcp.transport.base import RequestId
 from evalcore.records import LEAK_ATTEMPT, InputAnswer, InputRequest, InputRound
 from evalcore.redaction import clip
 from evalcore.redaction import current as current_redactor
-from evalcore.transport.base import RequestId
 
 DEFAULT_MAX_ROUNDS: Final = 4
 # What a client that can answer input requests declares (elicitation in both modes, sampling, roots).

@@ -17,9 +17,9 @@ from typing import Literal
 import certifi
 import httpx
 
+from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
+from evalcore.mcp.transport.sse import SseDecoder
 from evalcore.redaction import clip
-from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
-from evalcore.transport.sse import SseDecoder
 
 
 @functools.cache

@@ -31,6 +31,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from evalcore.behaviour.metric_sets import run_metric_sets
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
 from evalcore.scoring.calls import execution_stats, model_turn_stats
@@ -39,7 +40,6 @@ from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 from evalcore.store.export import export_query
-from evalcore.store.metric_sets import run_metric_sets
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from evalcore.errors import TargetError
+from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse
 from evalcore.processes import child_options, stop_group
 from evalcore.redaction import clip
-from evalcore.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse
 
 # What a stdio server inherits from evalcore's environment; anything else it needs is passed by name (--server-env).
 INHERITED_VARIABLES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR"})

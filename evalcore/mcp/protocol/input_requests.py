@@ -19,7 +19,7 @@ from typing import Any, Final
 import pydantic
 from mcp_types import CreateMessageRequest, ElicitRequest, ListRootsRequest
 
-from evalcore.protocol.constants import INPUT_REQUIRED_METHODS
+from evalcore.mcp.protocol.constants import INPUT_REQUIRED_METHODS
 from evalcore.records import InputMethod, InputRequest
 
 INPUT_METHODS: Final[tuple[InputMethod, ...]] = ("elicitation/create", "sampling/createMessage", "roots/list")
