@@ -25,7 +25,7 @@ _LISTENING = re.compile(r"listening on (?P<url>http://\S+)")
 # How long to wait for the `listening on` line. The wait ends at that line, or at once when the process exits, so only
 # a server alive and silent waits it out; generous, because an interpreter starting on a busy machine is slow, not broken.
 STARTUP_TIMEOUT_S = 120.0
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds the evalcore package
 
 
 def child_environment(*, with_keys: bool = True) -> dict[str, str]:
