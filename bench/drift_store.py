@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml  # noqa: E402
 
-from evalcore.commands.demo_history import GOLDEN_DIR, good_entry  # noqa: E402
+from evalcore.behaviour.demo_history import GOLDEN_DIR, good_entry  # noqa: E402
 from evalcore.golden.loader import load_golden_set  # noqa: E402
 
 CASES = ("invoice-lookup", "kb-refund-policy", "kb-password-reset")

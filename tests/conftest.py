@@ -23,7 +23,7 @@ def reference_url():
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory):
     """A store holding the demo history (8 simulated nights: a description change and a model update), built once."""
-    from evalcore.commands.demo_history import DemoConfig, run_demo
+    from evalcore.behaviour.demo_history import DemoConfig, run_demo
 
     db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
     config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))

@@ -145,7 +145,7 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     import csv
     import io
 
-    from evalcore.commands.demo_history import DESCRIPTION_CASE
+    from evalcore.behaviour.demo_history import DESCRIPTION_CASE
     from evalcore.dashboard import data as dashboard_data
 
     db, _ = demo_db
@@ -161,7 +161,7 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
 
 
 def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
-    from evalcore.commands.demo_history import DESCRIPTION_CASE
+    from evalcore.behaviour.demo_history import DESCRIPTION_CASE
 
     db, _ = demo_db
     steady = next(p.model for p in run_points(db) if "steady" in p.model)

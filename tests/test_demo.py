@@ -1,4 +1,4 @@
-"""The demo history (evalcore.commands.demo_history): real reference servers (v1, then --variant v2) and scripted sim models, checked for drift."""
+"""The demo history (evalcore.behaviour.demo_history): real reference servers (v1, then --variant v2) and scripted sim models, checked for drift."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.behaviour.demo_history import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.behaviour.history import run_points, server_tools
-from evalcore.commands.demo_history import DESCRIPTION_CASE, MODEL_UPDATE_CASES, prepare_store
 from evalcore.commands.drift import command as run_drift_command
 from evalcore.drift import detect_changes
 from evalcore.errors import ConfigError

@@ -21,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from evalcore.behaviour.demo_history import DemoConfig, run_demo
     from evalcore.behaviour.history import run_points
-    from evalcore.commands.demo_history import DemoConfig, run_demo
     from evalcore.commands.drift import render_changes
     from evalcore.drift import detect_changes
     from evalcore.paths import default_golden_set
