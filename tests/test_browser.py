@@ -269,7 +269,7 @@ def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(
     expect(page.get_by_text(f"an identical run is already running ({run_id}); wait for it or cancel it first")).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(rf"{run_id} · complete"))).to_be_visible(timeout=120_000)
     cards = page.get_by_text(re.compile(r"^\d{8}-\d{6}-\w{6} · "))
-    assert cards.count() == 1, cards.all_inner_texts()  # one launch: the Enter key and the second click started nothing
+    expect(cards).to_have_count(1, timeout=120_000)  # one launch: the Enter key and the second click started nothing (waits out a redraw)
     # the finished run shows its scores and opens them, in this tab, on its own golden set
     expect(page.get_by_text(re.compile(r"^sim/lexical \(simulated\): pass rate \d+% \(\d+/28 attempts passed\)$"))).to_be_visible(timeout=120_000)
     # the panel stopped polling once the run ended: the page asks the server for nothing more
