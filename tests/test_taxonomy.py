@@ -202,3 +202,34 @@ def test_the_flaky_page_counts_what_the_matrix_and_the_report_count(tmp_path, re
     assert queries.flaky_cases(db, scope).empty  # 4 of 4 scored passed: nothing disagreed, an outage is no flakiness
     (run,) = queries.pair_runs(db, report["models"][0]["model"], "weather-paris", scope).to_dict("records")
     assert (run["passes"], run["runs"], run["flaky"]) == (4, 4, False)
+
+
+class _UserModelDown:
+    """The model under test answers in text; the simulated user's model fails beyond its retries."""
+
+    async def complete(self, spec, messages, tools, name_map, *, context=None):
+        from evalcore.errors import ModelError
+        from evalcore.models.types import ModelTurn
+
+        if spec.name == "openai/user-model":
+            raise ModelError("openai/user-model: 503 service unavailable (gave up after 3 retries)", retries=3)
+        return ModelTurn("Which ticket do you mean?", (), 5.0, raw_message={"role": "assistant", "content": "Which ticket do you mean?"})
+
+
+def test_a_simulated_user_whose_model_is_down_errors_the_attempt_instead_of_ending_it_early():
+    import asyncio
+
+    from evalcore.behaviour.agent import AgentTools, run_agent
+    from evalcore.models.types import ModelSpec
+    from evalcore.users.simulated import SimulatedUser
+
+    models = _UserModelDown()
+    user = SimulatedUser(UserProfile(goal="close my ticket", model="openai/user-model"), models)
+    transcript = asyncio.run(
+        run_agent(
+            prompt="Close my ticket.", system="s", model=ModelSpec("openai/m"), mcp=None, tools=AgentTools.from_mcp([]),  # type: ignore[arg-type]
+            context={}, models=models, user=user,
+        )
+    )  # fmt: skip
+    assert transcript.stop_reason == "model_error" and transcript.retries == 3
+    assert transcript.error is not None and transcript.error.startswith("simulated user: openai/user-model: 503")

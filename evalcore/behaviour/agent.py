@@ -97,7 +97,10 @@ async def run_agent(
         turns.append(turn)
         messages.append(dict(turn.raw_message))
         if not turn.tool_calls:
-            reply = await _user_reply(user, messages, prompt, user_turns)
+            try:
+                reply = await _user_reply(user, messages, prompt, user_turns)
+            except ModelError as exc:  # the simulated user's model is down: what the task would have come to is unknown
+                return transcript(turn.text, "model_error", f"simulated user: {exc}", retries=exc.retries)
             if reply is None:
                 return transcript(turn.text, "final")
             user_turns.append(UserTurn(len(messages), reply, user.name if user else ""))
@@ -111,7 +114,11 @@ async def run_agent(
 
 
 async def _user_reply(user: SimulatedUser | None, messages: Sequence[Mapping[str, Any]], prompt: str, user_turns: Sequence[UserTurn]) -> str | None:
-    """The simulated user's answer to the assistant's last reply, or None when there is no user or it is done."""
+    """The simulated user's answer to the assistant's last reply, or None when there is no user or it is done.
+
+    `ModelError` when the user's model failed beyond its retries: the conversation cannot go on as the case means it
+    to, so the attempt is errored (a provider error, `evalcore.taxonomy`), never scored on an answer cut short.
+    """
     if user is None or len(user_turns) >= user.profile.max_turns:
         return None
     conversation = [("user", prompt)] + [
@@ -119,10 +126,7 @@ async def _user_reply(user: SimulatedUser | None, messages: Sequence[Mapping[str
         for m in messages[2:]
         if m.get("role") in ("user", "assistant") and m.get("content")
     ]
-    try:
-        return await user.follow_up(conversation)
-    except ModelError:
-        return None  # the user model failing ends the conversation; the assistant's last answer stands
+    return await user.follow_up(conversation)  # a ModelError is the caller's: the attempt is errored (provider)
 
 
 async def execute_tool(
