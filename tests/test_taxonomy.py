@@ -233,3 +233,34 @@ def test_a_simulated_user_whose_model_is_down_errors_the_attempt_instead_of_endi
     )  # fmt: skip
     assert transcript.stop_reason == "model_error" and transcript.retries == 3
     assert transcript.error is not None and transcript.error.startswith("simulated user: openai/user-model: 503")
+
+
+def test_a_resumed_errored_attempt_is_replaced_only_when_its_rerun_is_stored(tmp_path):
+    from datetime import date
+
+    import pytest
+
+    from evalcore.errors import StoreError
+    from evalcore.records import AttemptRecord, AttemptScore
+    from evalcore.store import behaviour as store
+
+    db = tmp_path / "evals.duckdb"
+    store.create_run(
+        db, run_id="r", run_date=date(2026, 12, 1), golden_path="g.yaml", golden_hash="g", server_target="t", server_name=None,
+        server_fingerprint="f", server_tools=[], models=["m"], runs=1, config={},
+    )  # fmt: skip
+    base = {"model": "m", "case_id": "c", "attempt": 1, "case_hash": "h", "case_kind": "hard", "simulated": True, "model_version": None}
+    base |= {"tool_calls": (), "final_text": None, "latency_ms": 1.0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "retries": 0}
+    errored = AttemptRecord(
+        score=AttemptScore((), False, ("provider error: 503",)), stop_reason="model_error", error="503", transcript_json="{}", error_kind="provider", **base
+    )  # type: ignore[arg-type]
+    scored = AttemptRecord(score=AttemptScore((), True), stop_reason="final", error=None, transcript_json="{}", **base)  # type: ignore[arg-type]
+    store.write_attempts(db, "r", [errored])
+    store.reopen_run(db, "r")
+    assert store.load_run(db, "r")["effective_status"] == "running"
+    assert [r.error_kind for r in store.load_attempt_records(db, "r")] == ["provider"]  # kept until its rerun lands
+    store.write_attempts(db, "r", [scored], replacing_errored=True)
+    assert [(r.error_kind, r.score.passed) for r in store.load_attempt_records(db, "r")] == [(None, True)]
+    with pytest.raises(StoreError):  # a scored attempt is never replaced
+        store.write_attempts(db, "r", [errored], replacing_errored=True)
+    assert [(r.error_kind, r.score.passed) for r in store.load_attempt_records(db, "r")] == [(None, True)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import time
@@ -144,6 +145,7 @@ async def _run_behaviour(
         fingerprint = server_fingerprint(discover, tools)
         if resume_run_id is not None:
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
+            await asyncio.to_thread(store.reopen_run, config.db_path, run_id)
         else:
             run_id = new_run_id or store.new_run_id()
         if resume_run_id is None:
@@ -240,9 +242,8 @@ async def _execute(
 ) -> list[AttemptRecord]:
     """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory."""
     kept: list[AttemptRecord] = []
-    if resuming:
-        store.forget_errored_attempts(config.db_path, run_id)
-        kept = store.load_attempt_records(config.db_path, run_id)
+    if resuming:  # the errored attempts run again; each is replaced when its rerun is stored (`write_attempts`)
+        kept = [record for record in store.load_attempt_records(config.db_path, run_id) if not record.errored]
     done = {(record.model, record.case_id, record.attempt) for record in kept}
     hashes = {case.id: case_hash(case) for case in golden.cases}
     items = [
@@ -256,7 +257,7 @@ async def _execute(
     if progress:
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
-    writer = asyncio.create_task(_batch_writer(config, run_id, queue))
+    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming))
     inputs = run_inputs(config, golden, fingerprint)
     cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.tool_overrides)
@@ -287,7 +288,7 @@ async def _execute(
     return records
 
 
-async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Queue[AttemptRecord | None]) -> None:
+async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Queue[AttemptRecord | None], *, replacing_errored: bool = False) -> None:
     """Store finished attempts in batches: when `batch_size` are waiting, when the oldest waited `batch_seconds`, and at the end."""
     batch: list[AttemptRecord] = []
     oldest = time.monotonic()
@@ -304,7 +305,7 @@ async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Que
                 oldest = time.monotonic()
             batch.append(record)
         if batch and (closing or len(batch) >= config.batch_size or time.monotonic() - oldest >= config.batch_seconds):
-            await asyncio.to_thread(store.write_attempts, config.db_path, run_id, batch)
+            await asyncio.to_thread(functools.partial(store.write_attempts, config.db_path, run_id, batch, replacing_errored=replacing_errored))
             batch = []
 
 

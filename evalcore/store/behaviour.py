@@ -90,14 +90,24 @@ def create_run(
     )
 
 
-def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord]) -> None:
-    """Store a batch of attempts and refresh the run's heartbeat, in one transaction."""
+def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord], *, replacing_errored: bool = False) -> None:
+    """Store a batch of attempts and refresh the run's heartbeat, in one transaction.
+
+    `replacing_errored` (a resume): an errored attempt stored under the same key is replaced in the same transaction,
+    so until its rerun is stored it stays, and a crash loses nothing acknowledged.
+    """
     now = datetime.now(UTC)
     rows = [_attempt_row(run_id, record, now) for record in records]
     score_rows = [_score_row(run_id, record, row) for record in records for row in record.score_rows()]
     with connect(path) as connection:
         try:
             connection.execute("BEGIN TRANSACTION")
+            if replacing_errored and records:
+                keys = ", ".join("(?, ?, ?)" for _ in records)
+                connection.execute(
+                    f"DELETE FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL AND (model, case_id, attempt) IN (VALUES {keys})",
+                    [run_id, *(value for record in records for value in (record.model, record.case_id, record.attempt))],
+                )
             # Multi-row INSERTs, not executemany: DuckDB runs executemany's statement once per row
             # (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
             _insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
@@ -255,21 +265,11 @@ def errored_attempt_keys(path: Path, run_id: str) -> set[tuple[str, str, int]]:
     return {(model, case_id, attempt) for model, case_id, attempt in rows}
 
 
-def forget_errored_attempts(path: Path, run_id: str) -> int:
-    """Delete a run's errored attempts and their scores (a resume runs them again), in one transaction; how many."""
-    with connect(path) as connection:
-        try:
-            connection.execute("BEGIN TRANSACTION")
-            where = (
-                "WHERE run_id = ? AND (model, case_id, attempt) IN (SELECT model, case_id, attempt FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL)"
-            )
-            connection.execute(f"DELETE FROM attempt_scores {where}", [run_id, run_id])
-            row = connection.execute(f"DELETE FROM attempts {where}", [run_id, run_id]).fetchone()
-            connection.execute("COMMIT")
-        except duckdb.Error as exc:
-            connection.execute("ROLLBACK")
-            raise StoreError(f"cannot drop the errored attempts of run {run_id} in {path}: {exc}") from exc
-    return int(row[0]) if row else 0
+def reopen_run(path: Path, run_id: str) -> None:
+    """Mark a run being resumed as running again, by this process: a crash during the resume shows as one, and
+    `--resume` can take it up again."""
+    now = datetime.now(UTC)
+    _execute(path, "UPDATE behaviour_runs SET status = 'running', finished_at = NULL, pid = ?, heartbeat_at = ? WHERE run_id = ?", [os.getpid(), now, run_id])
 
 
 def load_attempt_records(path: Path, run_id: str) -> list[AttemptRecord]:
