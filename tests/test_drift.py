@@ -386,5 +386,13 @@ def test_the_nightly_run_report_carries_the_changes_that_run_found_and_fails_on_
     assert change["provisional"] is False and change["provisional_run_id"] == reports[7]["runId"] and change["change_date"] == "2026-03-08"
     assert (change["before_passes"], change["before_attempts"], change["after_passes"], change["after_attempts"]) == (35, 35, 0, 10)
     assert exits[7:] == [1, 1]
+    assert reports[7]["gate"]["status"] == "fail" and reports[7]["gate"]["reason"].startswith("drift: this run flagged 1 drop(s)")
+    # the Drift page's table says which flag one run raised, and which run raised it
+    from evalcore.behaviour.history import run_points
+    from evalcore.dashboard.data import changes_frame
+    from evalcore.drift import detect_changes
+
+    (row,) = changes_frame([c for c in detect_changes(run_points(db)) if c.kind == "drop"]).to_dict("records")
+    assert (row["provisional"], row["provisional_run_id"]) == ("false", reports[7]["runId"])
     printed = capsys.readouterr().out
     assert "provisional drop (one run shows it" in printed and "drift fails this run: it flagged a drop" in printed

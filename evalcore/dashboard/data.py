@@ -205,6 +205,8 @@ def changes_frame(changes: list[Change]) -> pd.DataFrame:
             "detected_date": c.detected_date.isoformat(),
             "delay_runs": c.delay_runs,
             "status": c.status or "",
+            "provisional": "true" if c.provisional else "false",
+            "provisional_run_id": c.provisional_run_id or "",
             "closed_by_run_id": c.closed_by_run_id or "",
             "closed_date": c.closed_date.isoformat() if c.closed_date else "",
             "before_passes": c.before_passes,
@@ -235,7 +237,7 @@ def changes_frame(changes: list[Change]) -> pd.DataFrame:
 
 CHANGE_COLUMNS = (
     "kind", "model", "case_id", "change_date", "last_good_run_id", "change_run_id", "detected_run_id", "detected_date", "delay_runs",
-    "status", "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
+    "status", "provisional", "provisional_run_id", "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
     "after_passes", "after_attempts", "after_rate", "after_ci_low", "after_ci_high", "p_value", "q_value", "tests_that_night",
     "cause", "changed", "attribution", "action", "description_diff", "evidence", "simulated",
 )  # fmt: skip
@@ -244,7 +246,9 @@ CHANGE_COLUMNS = (
 def _status(change: Change) -> str:
     if change.kind == "recovery":
         return "recovery"
-    return f"drop, recovered {change.closed_date:%m-%d}" if change.status == "recovered" and change.closed_date else "drop, open"
+    if change.status == "recovered" and change.closed_date:
+        return f"drop, recovered {change.closed_date:%m-%d}"
+    return "drop, open (provisional: one run shows it)" if change.provisional else "drop, open"
 
 
 @st.cache_data(ttl=60, show_spinner=False)
