@@ -375,7 +375,7 @@ async def _attempt_record(
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
     error_kind: ErrorKind | None = provider_error_kind(transcript.stop_reason)
-    error_reason = f"provider error: {transcript.error}" if error_kind else None
+    error_reason = clip(f"provider error: {transcript.error}", 500) if error_kind else None
     judge_expected = config.judge is not None and bool(rubric)
     if judge_expected and config.judge is not None and transcript.stop_reason == "final":
         from evalcore.models.judge import judge_answer
@@ -392,7 +392,7 @@ async def _attempt_record(
                 context=context,
             )
         except ModelError as exc:  # the rubric cannot be skipped: the attempt is errored (judge), never passed without it
-            error_kind, error_reason = "judge", f"judge error: {exc}"
+            error_kind, error_reason = "judge", clip(f"judge error: {exc}", 500)
     fired = faults_fired(injection, events) if injection is not None else 0
     score = score_attempt(
         item.case,
