@@ -237,7 +237,8 @@ def changes_frame(changes: list[Change]) -> pd.DataFrame:
 
 CHANGE_COLUMNS = (
     "kind", "model", "case_id", "change_date", "last_good_run_id", "change_run_id", "detected_run_id", "detected_date", "delay_runs",
-    "status", "provisional", "provisional_run_id", "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
+    "status", "provisional", "provisional_run_id",
+    "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
     "after_passes", "after_attempts", "after_rate", "after_ci_low", "after_ci_high", "p_value", "q_value", "tests_that_night",
     "cause", "changed", "attribution", "action", "description_diff", "evidence", "simulated",
 )  # fmt: skip
