@@ -1,0 +1,94 @@
+"""How long a new user waits: `make run` on a fresh clone, as typed, to the dashboard answering and to its first page.
+
+    .venv/bin/python bench/first_paint.py [--keep-venv PATH]
+
+Clones this checkout into a temporary folder, runs `make run PORT=N` there as a cold process (it creates its own
+.venv and installs, from pip's cache when it is warm), and measures from the command's start:
+
+- install: until the dashboard's port answers HTTP (the venv built, Streamlit started);
+- first paint: until headless Chromium (Debian's, as the browser tests use it) shows the page's first words, the demo
+  banner ("Building the demo history") or the matrix.
+
+It prints the load average beside the figures; a figure taken above load 4 is marked not for publishing. The
+clone, its .venv and its store are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+LIMIT_S = 900.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (loopback only)
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def _first_words(url: str, started: float) -> float:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page()
+        page.goto(url)
+        page.get_by_text("Building the demo history").or_(page.get_by_text("Model × case matrix")).first.wait_for(timeout=LIMIT_S * 1000)
+        painted = time.monotonic() - started
+        browser.close()
+    return painted
+
+
+def main() -> int:
+    load_before = os.getloadavg()[0]
+    workdir = Path(tempfile.mkdtemp(prefix="evalcore-first-paint-"))
+    clone = workdir / "evalcore"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    started = time.monotonic()
+    process = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=clone, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while not _answers(url):
+            if process.poll() is not None:
+                print(f"make run stopped with {process.returncode} before the dashboard answered", file=sys.stderr)
+                return 1
+            if time.monotonic() - started > LIMIT_S:
+                print(f"the dashboard did not answer within {LIMIT_S:.0f} s", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+        answered = time.monotonic() - started
+        painted = _first_words(url, started)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(60)
+        subprocess.run(["pkill", "-f", str(workdir)], check=False)  # the demo history it started in the background
+        shutil.rmtree(workdir, ignore_errors=True)
+    load = max(load_before, os.getloadavg()[0])
+    verdict = "publishable" if load <= 4 else "NOT for publishing (load above 4)"
+    print(f"make run on a fresh clone: dashboard answering after {answered:.1f} s, first page painted after {painted:.1f} s")
+    print(f"load average {load:.2f} (the higher of before and after): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
