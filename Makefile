@@ -44,6 +44,7 @@ bench: $(VENV)/.runtime
 	$(PY) bench/matrix_speed.py
 	$(PY) bench/drift_sim.py
 	$(PY) bench/peer_workload.py
+	$(PY) bench/first_paint.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/promptfoo/node_modules
