@@ -167,6 +167,7 @@ class StateReading:
 
 # The error_type of a tool call evalcore refused to send because its arguments carry a secret it knows.
 LEAK_ATTEMPT: Final = "leak_attempt"
+DISTRACTOR: Final = "distractor"  # a call of a tool `evalcore perturb` listed but the server does not have: never sent
 
 
 @dataclass(frozen=True)

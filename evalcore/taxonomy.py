@@ -29,8 +29,8 @@ ERROR_KINDS: Final[tuple[ErrorKind, ...]] = ("provider", "judge")
 
 # Tool execution error types that are not the server's failure: a tool's own error result (`isError`), a call evalcore
 # refused to send (a secret in its arguments), an input request nobody here could answer, and invalid params (the
-# model's arguments were refused, which is the server doing its job).
-_NOT_SERVER_ERRORS: Final = frozenset({"tool_error", "leak_attempt", "mrtr_unanswered", "-32602"})
+# model's arguments were refused, which is the server doing its job), and a call of a distractor tool (never sent).
+_NOT_SERVER_ERRORS: Final = frozenset({"tool_error", "leak_attempt", "mrtr_unanswered", "-32602", "distractor"})
 
 
 def provider_error_kind(stop_reason: str | None) -> ErrorKind | None:

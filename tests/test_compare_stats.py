@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from evalcore.compare.verdicts import ArmCounts, compare_runs, judge_differences
-from evalcore.models.tool_format import ToolOverride, to_openai_tools
+from evalcore.models.tool_format import CatalogRewrite, ToolOverride, to_openai_tools
 from evalcore.records import MetricSet
 from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, newcombe_interval, runs_needed
 
@@ -131,10 +131,10 @@ def test_overrides_show_the_model_new_words_and_map_its_calls_back():
         {"name": "get_weather", "description": "Weather.", "inputSchema": {"type": "object"}},
         {"name": "get_invoice", "description": "Invoice.", "inputSchema": {"type": "object"}},
     ]
-    offered, names = to_openai_tools(tools, {"get_weather": ToolOverride(description="Current conditions.", name="weather_now")})
+    offered, names = to_openai_tools(tools, CatalogRewrite({"get_weather": ToolOverride(description="Current conditions.", name="weather_now")}))
     assert [(t["function"]["name"], t["function"]["description"]) for t in offered] == [("weather_now", "Current conditions."), ("get_invoice", "Invoice.")]
     assert names.to_mcp("weather_now") == "get_weather" and names.to_mcp("get_invoice") == "get_invoice"
     assert names.to_mcp("get_weather") != "get_weather"  # the old name was not offered: calling it reaches no real tool
     with pytest.raises(ValueError, match="also the name the model sees for get_invoice"):
-        to_openai_tools(tools, {"get_weather": ToolOverride(name="get_invoice")})
-    assert to_openai_tools(tools)[0] == to_openai_tools(tools, {})[0]  # no override, no change
+        to_openai_tools(tools, CatalogRewrite({"get_weather": ToolOverride(name="get_invoice")}))
+    assert to_openai_tools(tools)[0] == to_openai_tools(tools, CatalogRewrite())[0]  # no override, no change

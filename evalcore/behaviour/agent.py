@@ -28,15 +28,16 @@ from evalcore.errors import ModelError
 from evalcore.mcp.client import Exchange, McpClient
 from evalcore.mcp.mrtr import DEFAULT_MAX_ROUNDS, InputResponder, RefusingResponder, RoundTrip, call_tool_with_input
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
-from evalcore.models.tool_format import ToolNameMap, ToolOverride, to_openai_tools
+from evalcore.models.tool_format import CatalogRewrite, ToolNameMap, to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
-from evalcore.records import LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
+from evalcore.records import DISTRACTOR, LEAK_ATTEMPT, StopReason, ToolExecution, Transcript, UserTurn
 from evalcore.redaction import clip
 from evalcore.redaction import current as current_redactor
 from evalcore.telemetry import spans
 from evalcore.users.simulated import SimulatedUser
 
 MAX_TOOL_RESULT_CHARS = 20_000
+DISTRACTOR_TEXT = "this tool is not available (a distractor evalcore listed; the call was not sent)"
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,14 @@ class AgentTools:
     openai_tools: list[dict[str, Any]]
     name_map: ToolNameMap
     schemas: Mapping[str, object]  # MCP tool name -> its inputSchema, for argument checks on the call
+    distractors: frozenset[str] = frozenset()  # tools listed to the model that the server does not have: never called
 
     @classmethod
-    def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]], overrides: Mapping[str, ToolOverride] | None = None) -> AgentTools:
-        """`overrides` (by MCP tool name) change what the model sees; the calls still go to the real tools."""
-        openai_tools, name_map = to_openai_tools(mcp_tools, overrides)
-        return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools})
+    def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]], rewrite: CatalogRewrite | None = None) -> AgentTools:
+        """`rewrite` changes what the model sees (`evalcore compare`, `evalcore perturb`); the calls still go to the real tools."""
+        openai_tools, name_map = to_openai_tools(mcp_tools, rewrite)
+        distractors = rewrite.distractor_names if rewrite is not None else frozenset()
+        return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}, distractors)
 
 
 async def run_agent(
@@ -107,6 +110,10 @@ async def run_agent(
             messages.append({"role": "user", "content": reply})
             continue
         for call in turn.tool_calls:
+            if call.name in tools.distractors:  # the model chose a decoy: its wrong choice, nothing for the server to answer
+                executions.append(ToolExecution(call, None, DISTRACTOR_TEXT, True, 0.0, (), DISTRACTOR))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": f"Error: {DISTRACTOR_TEXT}"})
+                continue
             execution = await execute_tool(mcp, call, tools.schemas.get(call.name), answers, max_input_rounds)
             executions.append(execution)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_result_text(execution)})

@@ -43,7 +43,7 @@ from evalcore.mcp.target import Target
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
-from evalcore.models.tool_format import ToolOverride
+from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.paths import golden_identity
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
@@ -82,9 +82,9 @@ class BehaviourConfig:
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of the call a `timeout` fault holds: the fault ends after it
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
-    # What the model sees of some tools instead of what the server lists (by MCP name; `compare --candidate-tools`)
-    tool_overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
-    comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `evalcore compare`: kept out of drift and last-green
+    # What the model sees changed of the server's tools (`compare --candidate-tools`, `perturb`); calls go to the real ones
+    catalog: CatalogRewrite = field(default_factory=CatalogRewrite)
+    comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `compare` or `perturb`: kept out of drift and last-green
 
     @property
     def golden_id(self) -> str:
@@ -260,7 +260,7 @@ async def _execute(
     writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming))
     inputs = run_inputs(config, golden, fingerprint)
     cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
-    agent_tools = AgentTools.from_mcp(tools, config.tool_overrides)
+    agent_tools = AgentTools.from_mcp(tools, config.catalog)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
@@ -492,7 +492,7 @@ def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
         "max_steps": config.max_steps,
         "concurrency": config.concurrency,
         "use_cache": config.use_cache,
-        **({"tool_overrides": {name: asdict(o) for name, o in config.tool_overrides.items()}} if config.tool_overrides else {}),
+        **({"catalog": config.catalog.to_json()} if config.catalog.to_json() else {}),
         **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
         "started": datetime.now(UTC).isoformat(),
     }

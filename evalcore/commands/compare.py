@@ -140,6 +140,7 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
     from evalcore.compare.arms import Arm, run_arms, server_tool_names
     from evalcore.models.adapter import start_litellm_import
     from evalcore.models.preflight import check_models
+    from evalcore.models.tool_format import CatalogRewrite
 
     start_litellm_import()
     config = BehaviourConfig(
@@ -167,7 +168,7 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
         else:
             candidate_target, source = Target(stdio=args.candidate_stdio), {"kind": "stdio", "source": args.candidate_stdio}
         baseline_arm = Arm(replace(config, comparison_arm="baseline"), base_target)
-        candidate_arm = Arm(replace(config, tool_overrides=overrides, comparison_arm="candidate"), candidate_target)
+        candidate_arm = Arm(replace(config, catalog=CatalogRewrite(overrides), comparison_arm="candidate"), candidate_target)
         baseline_report, candidate_report = asyncio.run(run_arms(baseline_arm, candidate_arm, progress=Progress("comparing")))
     return _comparison(args, config.golden_id, source, args.runs, baseline_report.run_id, candidate_report.run_id)
 

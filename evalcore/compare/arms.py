@@ -1,17 +1,19 @@
-"""Orchestration: the two arms of a comparison, run side by side in one process, each stored as an ordinary behaviour run.
+"""Orchestration: the arms of a comparison (or of a perturbation sweep), run side by side in one process, each stored
+as an ordinary behaviour run.
 
-Both arms run the same golden set and models, N attempts each per (model,
+Every arm runs the same golden set and models, N attempts each per (model,
 case), at the same time (`asyncio.TaskGroup`), so time of day and provider
-load hit both alike; a failure of one arm cancels the other, which the store
-then shows as cancelled. The candidate is another server, or the same one
-whose tools the models see rewritten (`BehaviourConfig.tool_overrides`).
+load hit them alike; a failure of one arm cancels the others, which the store
+then shows as cancelled. A candidate is another server, or the same one
+whose tools the models see rewritten (`BehaviourConfig.catalog`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
 from evalcore.errors import TargetError
@@ -34,11 +36,17 @@ class Arm:
 
 async def run_arms(baseline: Arm, candidate: Arm, progress: ProgressCallback | None = None) -> tuple[RunReport, RunReport]:
     """Run both arms at once; their reports (each also stored as a behaviour run), baseline first."""
-    done: dict[str, tuple[int, int]] = {}
+    first, second = await run_side_by_side([baseline, candidate], progress)
+    return first, second
 
-    def arm_progress(name: str) -> ProgressCallback:
+
+async def run_side_by_side(arms: Sequence[Arm], progress: ProgressCallback | None = None) -> list[RunReport]:
+    """Run every arm at once; their reports (each also stored as a behaviour run), in the order given."""
+    done: dict[int, tuple[int, int]] = {}
+
+    def arm_progress(index: int) -> ProgressCallback:
         def report(finished: int, total: int) -> None:
-            done[name] = (finished, total)
+            done[index] = (finished, total)
             if progress is not None:
                 progress(sum(d for d, _ in done.values()), sum(t for _, t in done.values()))
 
@@ -46,28 +54,32 @@ async def run_arms(baseline: Arm, candidate: Arm, progress: ProgressCallback | N
 
     try:
         async with asyncio.TaskGroup() as group:
-            first = group.create_task(run_behaviour(baseline.config, baseline.target, progress=arm_progress("baseline")))
-            second = group.create_task(run_behaviour(candidate.config, candidate.target, progress=arm_progress("candidate")))
-    except BaseExceptionGroup as failed:  # the first arm's failure, as the command reports one (the other arm was cancelled)
+            tasks = [group.create_task(run_behaviour(arm.config, arm.target, progress=arm_progress(i))) for i, arm in enumerate(arms)]
+    except BaseExceptionGroup as failed:  # the first arm's failure, as the command reports one (the others were cancelled)
         raise failed.exceptions[0] from None
-    return first.result(), second.result()
+    return [task.result() for task in tasks]
 
 
 async def server_tool_names(target: Target, limits: Limits) -> list[str]:
     """The names of the tools the server lists (every page), to check overrides against before any run starts."""
+    return [str(tool.get("name")) for tool in await server_tools(target, limits)]
+
+
+async def server_tools(target: Target, limits: Limits) -> list[dict[str, Any]]:
+    """The tools the server lists (every page), as it lists them."""
     client = McpClient(target.open(limits), limits=limits)
     try:
-        names: list[str] = []
+        tools: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_TOOL_PAGES):
             exchange = await client.request("tools/list", {"cursor": cursor} if cursor else None)
             result = exchange.result
             if result is None or not isinstance(result.get("tools"), list):
                 raise TargetError(f"{target} did not list its tools: {exchange.describe()} (run `python -m evalcore conformance` on it)")
-            names.extend(str(tool.get("name")) for tool in result["tools"] if isinstance(tool, dict))
+            tools.extend(tool for tool in result["tools"] if isinstance(tool, dict))
             cursor = result.get("nextCursor")
             if not cursor:
                 break
-        return names
+        return tools
     finally:
         await client.aclose()

@@ -1,7 +1,9 @@
-"""Pure logic: a comparison as the text `evalcore compare` prints: the verdict table, then one line per model."""
+"""Pure logic: a comparison as the text `evalcore compare` prints (the verdict table, then one line per model), and a
+perturbation sweep as `evalcore perturb` prints it (per perturbation, its models, then its tools)."""
 
 from __future__ import annotations
 
+from evalcore.compare.sensitivity import PerturbReport, Sensitivity
 from evalcore.compare.verdicts import ArmCounts, Comparison, Difference
 
 VERDICT_TEXT = {"better": "BETTER", "worse": "WORSE", "no_difference": "no difference", "inconclusive": "INCONCLUSIVE (an arm scored nothing)"}
@@ -51,3 +53,29 @@ def _probability(value: float | None) -> str:
 def _counts(counts: ArmCounts) -> str:
     text = f"{counts.passed}/{counts.scored}"
     return text + f"+{counts.errored}e" if counts.errored else text
+
+
+def render_sensitivity(report: PerturbReport) -> str:
+    lines = [
+        f"perturbation sweep {report.perturb_id} · {report.golden_path} · {report.runs} runs per arm · seed {report.seed} · alpha {report.alpha:g}",
+        f"  baseline run {report.baseline_run_id}",
+        "  sensitivity: the drop in selection accuracy, baseline minus perturbed (q: Benjamini-Hochberg across the sweep's rows)",
+    ]
+    for arm in report.perturbations:
+        lines += ["", f"{arm.id}: {arm.title} (run {arm.run_id}, comparison {arm.comparison_id})"]
+        lines.append(f"  {'model':<24} {'tool':<28} {'baseline':>9} {'perturbed':>9} {'drop':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict")
+        rows = [s for s in (*report.models, *report.tools) if s.perturbation == arm.id]
+        lines += [_sensitivity_row(s) for s in rows]
+    failed = report.failed
+    lines.append("")
+    lines.append(f"result: {len(failed)} model or tool selects worse, or was not measured: exit 1" if failed else "result: nothing significantly worse: exit 0")
+    return "\n".join(lines)
+
+
+def _sensitivity_row(sensitivity: Sensitivity) -> str:
+    d = sensitivity.difference
+    tool = "(all tools)" if sensitivity.tool is None else sensitivity.tool
+    drop = f"{sensitivity.drop:+.2f}" if sensitivity.drop is not None else "—"
+    interval = f"[{0.0 - d.ci[1]:+.2f}, {0.0 - d.ci[0]:+.2f}]" if d.ci is not None else "—"
+    counts = f"{_counts(d.baseline):>9} {_counts(d.candidate):>9}"
+    return f"  {d.model[:24]:<24} {tool[:28]:<28} {counts} {drop:>6}  {interval:<15} {_probability(d.p_value):>7} {_probability(d.q_value):>7}  {VERDICT_TEXT[d.verdict]}"

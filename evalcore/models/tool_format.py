@@ -10,8 +10,11 @@ and gets an 8-hex sha256 suffix when it was truncated or collides with
 another tool's name. `ToolNameMap` maps both ways.
 
 A `ToolOverride` (`evalcore compare --candidate-tools`) shows the model a
-tool under another description, or another name, while its calls still go to
-the real tool: the name map carries the rename back.
+tool under another description (or none), or another name, while its calls
+still go to the real tool: the name map carries the rename back. A
+`CatalogRewrite` (`evalcore perturb`) is the whole of what the model sees
+changed: the overrides, distractor tools listed beside the server's (never
+executed: a call to one is the model's wrong choice), and the order.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 MODEL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -56,6 +59,35 @@ class ToolOverride:
 
     description: str | None = None
     name: str | None = None  # must match MODEL_NAME_PATTERN and differ from every other tool's model-side name
+    remove_description: bool = False  # show the tool with no description at all
+
+
+@dataclass(frozen=True)
+class CatalogRewrite:
+    """Everything the model sees changed of a server's tool listing; the calls still go to the real tools.
+
+    `distractors` are MCP-shaped tools (name, description, inputSchema) listed to the model and never sent to the
+    server. `order` lists model-side names in the order they are offered; names it leaves out follow, as listed.
+    """
+
+    tools: Mapping[str, ToolOverride] = field(default_factory=dict)  # by MCP tool name
+    distractors: tuple[Mapping[str, Any], ...] = ()
+    order: tuple[str, ...] = ()
+
+    @property
+    def distractor_names(self) -> frozenset[str]:
+        return frozenset(str(tool.get("name", "")) for tool in self.distractors)
+
+    def to_json(self) -> dict[str, Any]:
+        """What the rewrite changed, for the stored run's config and the reports (only what it sets)."""
+        data: dict[str, Any] = {}
+        if self.tools:
+            data["tools"] = {name: {k: v for k, v in asdict(o).items() if v not in (None, False)} for name, o in self.tools.items()}
+        if self.distractors:
+            data["distractors"] = [{"name": t.get("name"), "description": t.get("description")} for t in self.distractors]
+        if self.order:
+            data["order"] = list(self.order)
+        return data
 
 
 def _short_hash(name: str) -> str:
@@ -112,24 +144,43 @@ def with_overrides(name_map: ToolNameMap, overrides: Mapping[str, ToolOverride])
     return ToolNameMap(model_by_mcp=model_by_mcp, mcp_by_model=mcp_by_model)
 
 
-def to_openai_tools(mcp_tools: Sequence[Mapping[str, Any]], overrides: Mapping[str, ToolOverride] | None = None) -> tuple[list[dict[str, Any]], ToolNameMap]:
+def to_openai_tools(mcp_tools: Sequence[Mapping[str, Any]], rewrite: CatalogRewrite | None = None) -> tuple[list[dict[str, Any]], ToolNameMap]:
     """`[{"type": "function", "function": {name, description, parameters}}]` and the name map.
 
     A tool without an `inputSchema` (the spec requires one) gets `{"type": "object"}`.
-    `overrides` (by MCP tool name) replace what the model sees of a tool: its description, its name.
+    `rewrite` changes what the model sees: a tool's description or name, distractor tools beside the server's, the
+    order. ValueError for a distractor whose name a server tool (or another distractor) already shows.
     """
-    overrides = overrides or {}
+    rewrite = rewrite or CatalogRewrite()
+    overrides = rewrite.tools
     name_map = with_overrides(assign_model_names([str(tool.get("name", "")) for tool in mcp_tools]), overrides)
     converted: list[dict[str, Any]] = []
     for tool in mcp_tools:
-        schema = tool.get("inputSchema")
         mcp_name = str(tool.get("name", ""))
-        function: dict[str, Any] = {"name": name_map.to_model(mcp_name)}
         override = overrides.get(mcp_name)
-        if override is not None and override.description is not None:
+        function: dict[str, Any] = {"name": name_map.to_model(mcp_name)}
+        if override is not None and override.remove_description:
+            pass
+        elif override is not None and override.description is not None:
             function["description"] = override.description
         elif tool.get("description") is not None:
             function["description"] = str(tool["description"])
-        function["parameters"] = copy.deepcopy(dict(schema)) if isinstance(schema, Mapping) else {"type": "object"}
+        function["parameters"] = _parameters(tool)
         converted.append({"type": "function", "function": function})
+    shown = {entry["function"]["name"] for entry in converted} | set(name_map.mcp_by_model)
+    for distractor in rewrite.distractors:
+        name = str(distractor.get("name", ""))
+        if not MODEL_NAME_PATTERN.match(name) or name in shown:
+            raise ValueError(f"distractor {name!r} is not a model tool name, or a tool the model sees already has it")
+        shown.add(name)
+        function = {"name": name, "description": str(distractor.get("description") or ""), "parameters": _parameters(distractor)}
+        converted.append({"type": "function", "function": function})
+    if rewrite.order:
+        rank = {name: index for index, name in enumerate(rewrite.order)}
+        converted.sort(key=lambda entry: rank.get(entry["function"]["name"], len(rank)))  # stable: the rest keep their places
     return converted, name_map
+
+
+def _parameters(tool: Mapping[str, Any]) -> dict[str, Any]:
+    schema = tool.get("inputSchema")
+    return copy.deepcopy(dict(schema)) if isinstance(schema, Mapping) else {"type": "object"}

@@ -293,11 +293,24 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         created_at TIMESTAMPTZ NOT NULL,
         baseline_run_id VARCHAR NOT NULL,
         candidate_run_id VARCHAR NOT NULL,
-        candidate_kind VARCHAR NOT NULL,   -- url | stdio | tools | run
+        candidate_kind VARCHAR NOT NULL,   -- url | stdio | tools | run | perturbation
         candidate VARCHAR NOT NULL,        -- the candidate's target, its overrides file's content, or 'stored run'
         alpha DOUBLE NOT NULL,
         failed BOOLEAN NOT NULL,           -- some (model, case) or model significantly worse, or not measured (exit 1)
         report_json VARCHAR NOT NULL,      -- the comparison's JSON (docs/compare.schema.json)
+        evalcore_version VARCHAR NOT NULL
+    );
+    """,
+    # 11: `evalcore perturb`: a sweep of catalog perturbations against one baseline run (evalcore.compare.sensitivity).
+    """
+    CREATE TABLE perturbations (
+        perturb_id VARCHAR PRIMARY KEY,
+        created_at TIMESTAMPTZ NOT NULL,
+        baseline_run_id VARCHAR NOT NULL,
+        golden_path VARCHAR NOT NULL,
+        alpha DOUBLE NOT NULL,
+        failed BOOLEAN NOT NULL,           -- some model or tool selects significantly worse, or was not measured (exit 1)
+        report_json VARCHAR NOT NULL,      -- the sweep's JSON (docs/perturb.schema.json); each arm is also a comparison
         evalcore_version VARCHAR NOT NULL
     );
     """,

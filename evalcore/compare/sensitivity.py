@@ -1,0 +1,169 @@
+"""Pure logic: a perturbation sweep's sensitivity, per model and per tool: the drop in selection accuracy under each
+perturbation, with its exact test (`evalcore perturb`, Layer 1 statistics).
+
+Counts come from the runs' stored case metrics, never a recount: the
+`selection` scorer applies to every scored attempt, so a case's correct
+selections are its `selection_accuracy` mean times its `scored` attempts.
+Errored attempts are in neither arm's denominator; they are shown.
+
+For a model (its cases pooled), or a (model, tool) (the cases whose first
+expected call is that tool, pooled; negative cases under NO_TOOL), with c_b of
+n_b scored baseline attempts selecting right and c_p of n_p perturbed ones:
+
+    drop      = c_b / n_b - c_p / n_p          (the sensitivity score: positive when the perturbation hurts)
+    ci        = the 95% Newcombe interval of the drop
+    pValue    = two-sided Fisher exact test of the 2x2 table
+    qValue    = Benjamini-Hochberg across every model row of the sweep (every perturbation), and
+                separately across every tool row
+    verdict   = worse (q <= alpha, drop > 0) | better (q <= alpha, drop < 0) | no_difference
+                | inconclusive (an arm has no scored attempt)
+
+The tests are `evalcore.compare.verdicts.judge_differences`, the ones
+`evalcore compare` runs (`evalcore.scoring.stats`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from evalcore.compare.verdicts import ArmCounts, Difference, judge_differences
+from evalcore.golden.model import GoldenSet
+from evalcore.records import MetricSet
+from evalcore.scoring.registry import get
+
+SCHEMA_VERSION: Final = 1
+NO_TOOL: Final = "(no tool)"  # the negative cases: the right selection is no call
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The test of one model (`tool` None) or one (model, tool) under one perturbation."""
+
+    perturbation: str
+    tool: str | None
+    difference: Difference
+
+    @property
+    def drop(self) -> float | None:
+        return 0.0 - self.difference.delta if self.difference.delta is not None else None  # 0.0 - x: no -0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.difference
+        data: dict[str, Any] = {"perturbation": self.perturbation, "model": d.model}
+        if self.tool is not None:
+            data["tool"] = self.tool
+        return data | {
+            "baseline": _arm(d.baseline),
+            "perturbed": _arm(d.candidate),
+            "drop": self.drop,
+            "ci": [0.0 - d.ci[1], 0.0 - d.ci[0]] if d.ci is not None else None,
+            "pValue": d.p_value,
+            "qValue": d.q_value,
+            "verdict": d.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class PerturbationArm:
+    """One perturbation as it ran: its id and title, what the models saw changed, its run and its comparison."""
+
+    id: str
+    title: str
+    rewrite: Mapping[str, Any]
+    run_id: str
+    comparison_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "candidateRunId": self.run_id, "comparisonId": self.comparison_id, "rewrite": dict(self.rewrite)}
+
+
+@dataclass(frozen=True)
+class PerturbReport:
+    """A sweep's whole result; `to_json` is the contract of docs/perturb.schema.json."""
+
+    perturb_id: str
+    golden_path: str
+    alpha: float
+    runs: int
+    seed: int
+    baseline_run_id: str
+    perturbations: tuple[PerturbationArm, ...]
+    models: tuple[Sensitivity, ...]
+    tools: tuple[Sensitivity, ...] = field(default=())
+
+    @property
+    def failed(self) -> tuple[Sensitivity, ...]:
+        """What fails the sweep (exit 1): a model or tool whose selection is significantly worse, or was not measured."""
+        return tuple(s for s in (*self.models, *self.tools) if s.difference.verdict in ("worse", "inconclusive"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "perturbId": self.perturb_id,
+            "goldenPath": self.golden_path,
+            "alpha": self.alpha,
+            "runs": self.runs,
+            "seed": self.seed,
+            "baselineRunId": self.baseline_run_id,
+            "metric": selection_metric(),
+            "correction": "benjamini-hochberg",
+            "failed": bool(self.failed),
+            "perturbations": [p.to_json() for p in self.perturbations],
+            "models": [s.to_json() for s in self.models],
+            "tools": [s.to_json() for s in self.tools],
+        }
+
+
+def selection_metric() -> str:
+    """The metric the sensitivity reads: the `selection` scorer's, as the registry names it."""
+    return get("selection").metric
+
+
+def case_tools(golden: GoldenSet) -> dict[str, str]:
+    """Each case's tool: the first it expects to be called (`expect_tool`, else the first of `expect_sequence`), or NO_TOOL."""
+    return {case.id: (case.expect_tool or (case.expect_sequence[0] if case.expect_sequence else None) or NO_TOOL) for case in golden.cases}
+
+
+def selection_counts(metrics: Sequence[MetricSet], tools_of_cases: Mapping[str, str]) -> dict[tuple[str, str | None], ArmCounts]:
+    """Correct selections per model (tool None) and per (model, tool), from the run's stored case metrics."""
+    metric = selection_metric()
+    totals: dict[tuple[str, str | None], ArmCounts] = {}
+    for case in (s for s in metrics if s.scope == "case"):
+        scored = int(case.get("scored") or 0)
+        accuracy = case.get(metric)
+        counts = ArmCounts(round(accuracy * scored) if accuracy is not None else 0, scored, int(case.get("errored") or 0), int(case.get("attempts") or 0))
+        for key in ((case.model, None), (case.model, tools_of_cases.get(case.case_id, NO_TOOL))):
+            total = totals.get(key, ArmCounts())
+            totals[key] = ArmCounts(*(a + b for a, b in zip(_tuple(total), _tuple(counts), strict=True)))
+    return totals
+
+
+def judge_sensitivity(
+    baseline: Sequence[MetricSet], perturbed: Sequence[tuple[str, Sequence[MetricSet]]], tools_of_cases: Mapping[str, str], alpha: float
+) -> tuple[list[Sensitivity], list[Sensitivity]]:
+    """(model rows, tool rows): every perturbation's model and (model, tool) tested against the baseline, in baseline order."""
+    base = selection_counts(baseline, tools_of_cases)
+    model_rows: list[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]] = []
+    tool_rows: list[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]] = []
+    for perturbation, metrics in perturbed:
+        arm = selection_counts(metrics, tools_of_cases)
+        for key in dict.fromkeys([*base, *arm]):
+            model, tool = key
+            row = (perturbation, (model, tool, base.get(key, ArmCounts()), arm.get(key, ArmCounts())))
+            (model_rows if tool is None else tool_rows).append(row)
+    return _judged(model_rows, alpha), _judged(tool_rows, alpha)
+
+
+def _judged(rows: Sequence[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]], alpha: float) -> list[Sensitivity]:
+    differences = judge_differences([pair for _, pair in rows], alpha, with_runs_needed=False)
+    return [Sensitivity(perturbation, pair[1], difference) for (perturbation, pair), difference in zip(rows, differences, strict=True)]
+
+
+def _tuple(counts: ArmCounts) -> tuple[int, int, int, int]:
+    return counts.passed, counts.scored, counts.errored, counts.attempts
+
+
+def _arm(counts: ArmCounts) -> dict[str, int]:
+    return {"correct": counts.passed, "scored": counts.scored, "errored": counts.errored, "attempts": counts.attempts}
