@@ -144,7 +144,8 @@ def command(args: argparse.Namespace) -> int:
     metrics = {report.run_id: load_metrics(args.db, report.run_id) for report in reports}
     arm_records = []
     for perturbation, report in zip(perturbations, reports[1:], strict=True):
-        source = {"kind": "perturbation", "source": perturbation.id, "rewrite": rewrites[perturbation.id].to_json()}
+        shown = rewrites[perturbation.id].to_json()
+        source = {"kind": "perturbation", "source": perturbation.id, "rewrite": shown}
         comparison = compare_runs(
             metrics[baseline_run_id],
             metrics[report.run_id],
@@ -167,7 +168,7 @@ def command(args: argparse.Namespace) -> int:
             failed=bool(comparison.failed),
             report=comparison.to_json(),
         )
-        arm_records.append(PerturbationArm(perturbation.id, perturbation.title, source["rewrite"], report.run_id, comparison.comparison_id))
+        arm_records.append(PerturbationArm(perturbation.id, perturbation.title, shown, report.run_id, comparison.comparison_id))
     models, tool_rows = judge_sensitivity(
         metrics[baseline_run_id], [(p.id, metrics[r.run_id]) for p, r in zip(perturbations, reports[1:], strict=True)], case_tools(golden), args.alpha
     )

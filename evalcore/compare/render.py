@@ -78,4 +78,5 @@ def _sensitivity_row(sensitivity: Sensitivity) -> str:
     drop = f"{sensitivity.drop:+.2f}" if sensitivity.drop is not None else "—"
     interval = f"[{0.0 - d.ci[1]:+.2f}, {0.0 - d.ci[0]:+.2f}]" if d.ci is not None else "—"
     counts = f"{_counts(d.baseline):>9} {_counts(d.candidate):>9}"
-    return f"  {d.model[:24]:<24} {tool[:28]:<28} {counts} {drop:>6}  {interval:<15} {_probability(d.p_value):>7} {_probability(d.q_value):>7}  {VERDICT_TEXT[d.verdict]}"
+    tests = f"{_probability(d.p_value):>7} {_probability(d.q_value):>7}"
+    return f"  {d.model[:24]:<24} {tool[:28]:<28} {counts} {drop:>6}  {interval:<15} {tests}  {VERDICT_TEXT[d.verdict]}"
