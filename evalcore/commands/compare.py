@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,7 +161,7 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
             from evalcore.compare.overrides import check_overrides
 
             check_overrides(args.candidate_tools, overrides, asyncio.run(server_tool_names(base_target, config.limits)))
-            shown = {name: {k: v for k, v in asdict(o).items() if v is not None} for name, o in overrides.items()}
+            shown = CatalogRewrite(overrides).to_json()["tools"]
             candidate_target, source = base_target, {"kind": "tools", "source": str(args.candidate_tools), "overrides": shown}
         elif args.candidate_url is not None:
             candidate_target, source = Target(url=args.candidate_url, headers=headers), {"kind": "url", "source": args.candidate_url}
