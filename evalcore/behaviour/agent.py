@@ -51,13 +51,14 @@ class AgentTools:
     name_map: ToolNameMap
     schemas: Mapping[str, object]  # MCP tool name -> its inputSchema, for argument checks on the call
     distractors: frozenset[str] = frozenset()  # tools listed to the model that the server does not have: never called
+    rewrite: CatalogRewrite | None = None  # what the model sees changed, kept when the tools are listed again
 
     @classmethod
     def from_mcp(cls, mcp_tools: Sequence[Mapping[str, Any]], rewrite: CatalogRewrite | None = None) -> AgentTools:
         """`rewrite` changes what the model sees (`evalcore compare`, `evalcore perturb`); the calls still go to the real tools."""
         openai_tools, name_map = to_openai_tools(mcp_tools, rewrite)
         distractors = rewrite.distractor_names if rewrite is not None else frozenset()
-        return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}, distractors)
+        return cls(openai_tools, name_map, {str(tool.get("name")): tool.get("inputSchema") for tool in mcp_tools}, distractors, rewrite)
 
 
 async def run_agent(
@@ -89,7 +90,7 @@ async def run_agent(
     for step in range(max_steps):
         if refresh_tools is not None and step > 0:
             # A client that re-lists tools between turns sees a definition change (a rug pull) at once.
-            tools = AgentTools.from_mcp(await refresh_tools())
+            tools = AgentTools.from_mcp(await refresh_tools(), tools.rewrite)
         started = time.perf_counter()
         try:
             with spans.model_call_span(model) as span:

@@ -354,6 +354,7 @@ async def _attempt_record(
                 models=models,
                 responder=responder,
                 user=user,
+                catalog=config.catalog,
             )
             transcript = mark_faults(transcript, events)
         else:

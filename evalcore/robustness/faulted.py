@@ -24,6 +24,7 @@ from evalcore.mcp.mrtr import INPUT_CAPABILITIES, InputResponder
 from evalcore.mcp.transport.base import Limits, RequestId, StopAt, Transport, WireResponse
 from evalcore.mcp.transport.http import HttpTransport
 from evalcore.models.adapter import IN_PROCESS, ModelCaller
+from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec
 from evalcore.records import ToolExecution, Transcript
 from evalcore.robustness.model import Injection
@@ -53,8 +54,12 @@ async def run_faulted_agent(
     models: ModelCaller = IN_PROCESS,
     responder: InputResponder | None = None,
     user: SimulatedUser | None = None,
+    catalog: CatalogRewrite | None = None,
 ) -> tuple[Transcript, tuple[ProxyEvent, ...]]:
-    """Run the agent with every MCP request going through the proxy under `injection`; the transcript and the proxy's log."""
+    """Run the agent with every MCP request going through the proxy under `injection`; the transcript and the proxy's log.
+
+    `catalog` changes what the model sees of the tools, as in an unfaulted attempt (`evalcore compare`, `evalcore perturb`).
+    """
     token = uuid.uuid4().hex
     proxy.register(token, injection)
     transport: Transport = HttpTransport(proxy.url_for(token), limits)
@@ -76,7 +81,7 @@ async def run_faulted_agent(
         except TargetError as exc:
             # The server's failure, not the model's: this attempt records it, the run goes on.
             return Transcript(({"role": "user", "content": prompt},), (), (), None, "server_error", str(exc)), proxy.events(token, forget=True)
-        agent_tools = AgentTools.from_mcp(tools)
+        agent_tools = AgentTools.from_mcp(tools, catalog)
         transcript = await run_agent(
             prompt=prompt,
             system=system,
