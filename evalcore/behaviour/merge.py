@@ -51,8 +51,9 @@ def read_plan(paths: Sequence[Path]) -> MergedPlan:
             identity, records = read_shard_file(path)
         except EvalcoreError as exc:
             raise ConfigError(str(exc)) from exc
-        if identity.get("format") != FILE_FORMAT or identity.get("version") != FILE_VERSION or not isinstance(identity.get("plan"), dict):
+        if identity.get("format") != FILE_FORMAT or identity.get("version") != FILE_VERSION:
             raise ConfigError(f"{path}: not a shard file this evalcore reads (format {identity.get('format')!r} version {identity.get('version')!r})")
+        _check_shape(path, identity)
         shards.append((path, identity, records))
     first_path, first, _ = shards[0]
     plan = first["plan"]
@@ -81,6 +82,24 @@ def read_plan(paths: Sequence[Path]) -> MergedPlan:
     _check_complete(first_path, plan, run, records)
     order = {(m["name"], case): n for n, (m, case) in enumerate((m, case) for m in run["models"] for case in run["cases"])}
     return MergedPlan(plan, run, tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt))))
+
+
+_PLAN_KEYS = {"golden_hash": str, "models": list, "runs": int, "max_steps": int, "run_date": str, "shards": int, "server_fingerprint": str}
+_RUN_KEYS = {"golden_path": str, "server_target": str, "server_tools": list, "models": list, "cases": list, "config": dict}
+
+
+def _check_shape(path: Path, identity: dict[str, Any]) -> None:
+    """The identity holds what a merge reads, with the types it reads them as (a damaged or hand-made file does not)."""
+    plan, run = identity.get("plan"), identity.get("run")
+    wrong = [] if isinstance(plan, dict) and isinstance(run, dict) else ["plan", "run"]
+    if not wrong:
+        assert isinstance(plan, dict) and isinstance(run, dict)
+        wrong = [key for key, kind in _PLAN_KEYS.items() if not isinstance(plan.get(key), kind)]
+        wrong += [f"run.{key}" for key, kind in _RUN_KEYS.items() if not isinstance(run.get(key), kind)]
+        wrong += [] if all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in run.get("models") or ()) else ["run.models"]
+        wrong += [] if isinstance(plan.get("shards"), int) and plan["shards"] >= 1 else ["shards"]
+    if wrong:
+        raise ConfigError(f"{path}: its plan lacks or garbles {', '.join(sorted(set(wrong)))}; the file is not a whole shard file")
 
 
 def _check_complete(first_path: Path, plan: dict[str, Any], run: dict[str, Any], records: Sequence[AttemptRecord]) -> None:

@@ -122,7 +122,7 @@ def read_shard_file(path: Path) -> tuple[dict[str, Any], list[AttemptRecord]]:
 
 
 def _plan_row(identity: Mapping[str, Any]) -> list[Any]:
-    values: dict[str, Any] = {"kind": "plan", "plan_json": json.dumps(published(dict(identity)), sort_keys=True)}
+    values: dict[str, Any] = {"kind": "plan", "plan_json": json.dumps(published(dict(identity)))}
     return [values.get(name) for name in _NAMES]
 
 
