@@ -104,7 +104,8 @@ def _rows(db: Path) -> dict[str, Any]:
         attempts = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         scores = connection.execute("SELECT * EXCLUDE (run_id) FROM attempt_scores ORDER BY model, case_id, attempt, scorer").fetchall()
         metrics = connection.execute(
-            "SELECT scope, model, case_id, metric, value FROM run_metrics WHERE metric NOT LIKE '%latency%' AND metric <> 'retries' ORDER BY scope, model, case_id, metric"
+            "SELECT scope, model, case_id, metric, value FROM run_metrics WHERE metric NOT LIKE '%latency%' AND metric <> 'retries' "
+            "ORDER BY scope, model, case_id, metric"
         ).fetchall()
     for attempt in attempts:
         attempt["transcript_json"] = _without_durations(json.loads(attempt["transcript_json"]))
