@@ -174,9 +174,9 @@ def test_run_refuses_a_shard_it_cannot_place_with_a_usage_error(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
-def _refused(files: list[Path], db: Path, capsys) -> str:
+def _refused(files: list[Path], db: Path, capsys, *options: str) -> str:
     capsys.readouterr()
-    assert main(["merge", *map(str, files), "--db", str(db)]) == 2
+    assert main(["merge", *map(str, files), "--db", str(db), *options]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert not db.exists()  # nothing stored
     return line
@@ -205,6 +205,11 @@ def test_merge_refuses_what_is_not_one_whole_plan_and_stores_nothing(sharded, tm
 
     line = _refused([*three[:2], tmp_path / "absent.parquet"], db, capsys)
     assert "absent.parquet" in line
+
+    changed = tmp_path / "tasks.yaml"
+    changed.write_text(GOLDEN.replace("What's the weather in Paris?", "Weather in Paris, please."))
+    line = _refused(three, db, capsys, "--golden", str(changed))
+    assert str(changed) in line and "not the golden set the shards ran" in line
 
 
 def test_merge_refuses_shards_of_another_plan_with_the_same_count(sharded, reference_url, tmp_path, capsys):

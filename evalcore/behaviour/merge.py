@@ -23,6 +23,7 @@ from typing import Any
 from evalcore.behaviour.runner import BehaviourConfig, finish
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, differing_keys, shard_of
 from evalcore.errors import ConfigError, EvalcoreError
+from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.paths import golden_file
@@ -112,13 +113,15 @@ def _check_complete(first_path: Path, plan: dict[str, Any], run: dict[str, Any],
         raise ConfigError(f"the shards of {first_path}'s plan do not add up to its {len(expected)} attempts ({detail})")
 
 
-def merge_run(merged: MergedPlan, db: Path, *, golden_path: Path | None = None, run_id: str | None = None) -> RunReport:
+def merge_run(
+    merged: MergedPlan, db: Path, *, golden_path: Path | None = None, golden_limits: GoldenLimits = DEFAULT_LIMITS, run_id: str | None = None
+) -> RunReport:
     """Store the merged attempts as one run and finish it as the runner does; the gated report."""
     plan, run = merged.identity, merged.run
     path = golden_path or golden_file(str(run["golden_path"]))
     if path is None:
         raise ConfigError(f"the golden set {run['golden_path']} the shards ran is not here; give its file with --golden PATH")
-    golden = load_golden_set(path)
+    golden = load_golden_set(path, limits=golden_limits)
     if golden.content_hash != plan["golden_hash"]:
         raise ConfigError(f"{path} is not the golden set the shards ran (its content changed); give that file with --golden PATH")
     config = BehaviourConfig(
@@ -132,6 +135,7 @@ def merge_run(merged: MergedPlan, db: Path, *, golden_path: Path | None = None, 
         max_drop=float(plan["max_drop"]),
         max_error_rate=float(plan["max_error_rate"]),
         fault_timeout_s=float(plan["fault_timeout_s"]),
+        golden_limits=golden_limits,
     )
     run_id = run_id or store.new_run_id()
     assert config.run_date is not None
