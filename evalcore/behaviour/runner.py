@@ -10,6 +10,10 @@ one write. A run can be resumed by id: the attempts it lacks and the errored
 ones are run again. `--cache` reuses a stored attempt only when every input
 that can change it is unchanged (`evalcore.behaviour.cache_key`: model and
 parameters, case, attempt number, server, judge, step limit, version).
+
+`run_shard` runs one shard of a run (`evalcore.behaviour.shards`) the same way,
+its records kept in memory only: the command writes them to the shard's file,
+and `evalcore.behaviour.merge` ends the joined run through `finish`.
 """
 
 from __future__ import annotations
