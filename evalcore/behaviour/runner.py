@@ -10,6 +10,10 @@ one write. A run can be resumed by id: the attempts it lacks and the errored
 ones are run again. `--cache` reuses a stored attempt only when every input
 that can change it is unchanged (`evalcore.behaviour.cache_key`: model and
 parameters, case, attempt number, server, judge, step limit, version).
+
+`run_shard` runs one shard of a run (`evalcore.behaviour.shards`) the same way,
+its records kept in memory only: the command writes them to the shard's file,
+and `evalcore.behaviour.merge` ends the joined run through `finish`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
 from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
 from evalcore.behaviour.report import build_report
+from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
@@ -139,10 +144,7 @@ async def _run_behaviour(
     start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
-        discover, tools = await _server_surface(client, target)
-        golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
-        check_state_tools(golden, tools)
-        fingerprint = server_fingerprint(discover, tools)
+        discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
         if resume_run_id is not None:
             run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
             await asyncio.to_thread(store.reopen_run, config.db_path, run_id)
@@ -179,10 +181,82 @@ async def _run_behaviour(
 def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> RunReport:
     """Compute the run's metrics once, build and gate its report, and hand the store the finished run; the gated report."""
     report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
-    baseline = store.last_green_report(config.db_path, golden_path=config.golden_id, exclude_run=report.run_id)
+    baseline = store.last_green_report(config.db_path, golden_path=run["golden_path"], exclude_run=report.run_id)
     gated = replace(report, gate=decide(report.to_json(), baseline, max_drop=config.max_drop, incomplete=report.incomplete))
     store.finish_run(config.db_path, gated, metric_sets)
     return gated
+
+
+@dataclass(frozen=True)
+class ShardRun:
+    """One shard's attempts, in memory, with its identity (`evalcore.behaviour.shards`) and what the merged run records."""
+
+    shard: Shard
+    identity: dict[str, Any]  # the plan's identity (shards.plan_identity)
+    run: dict[str, Any]  # golden_path (its identity), server_target, server_name, server_tools, models, cases, config
+    records: tuple[AttemptRecord, ...]  # in (model, case, attempt) order of the plan
+
+    def to_json(self) -> dict[str, Any]:
+        """The shard file's plan row (`evalcore.store.shard_file`)."""
+        return {
+            "format": FILE_FORMAT,
+            "version": FILE_VERSION,
+            "plan": self.identity,
+            "shard": self.shard.index,
+            "attempts": len(self.records),
+            "run": self.run,
+        }
+
+
+async def run_shard(config: BehaviourConfig, target: Target, shard: Shard, *, progress: ProgressCallback | None = None) -> ShardRun:
+    """Run the attempts of one shard of the plan `config` describes, in memory: nothing goes to the store.
+
+    The run's date is fixed here (today unless given), since the sim models read it and every shard must agree.
+    """
+    if config.use_cache:
+        raise ConfigError("--shard does not combine with --cache: a shard reads and writes no store")
+    config = replace(config, run_date=config.run_date or date.today())
+    assert config.run_date is not None
+    with tracing():
+        start_litellm_import()
+        client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
+        try:
+            discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
+            with _fault_proxy(config, golden, target) as proxy:
+                records = await _execute(config, "", golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, shard=shard)
+        finally:
+            await client.aclose()
+    inputs = run_inputs(config, golden, fingerprint)
+    identity = plan_identity(
+        golden_hash=golden.content_hash,
+        models=config.models,
+        runs=config.runs,
+        inputs=inputs,
+        run_date=config.run_date,
+        max_drop=config.max_drop,
+        max_error_rate=config.max_error_rate,
+        count=shard.count,
+    )
+    run = {
+        "golden_path": config.golden_id,
+        "server_target": str(target),
+        "server_name": _server_name(discover),
+        "server_tools": [{"name": t.get("name"), "description": t.get("description")} for t in tools],
+        "models": [asdict(m) for m in config.models],
+        "cases": [case.id for case in golden.cases],
+        "config": _config_json(config, inputs),
+    }
+    order = {(m.name, case.id): n for n, (m, case) in enumerate((m, case) for m in config.models for case in golden.cases)}
+    ordered = tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt)))
+    return ShardRun(shard, identity, run, ordered)
+
+
+async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:
+    """The server's discover result and tools, the golden set checked against them, and the server's fingerprint."""
+    discover, tools = await _server_surface(client, target)
+    golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
+    check_state_tools(golden, tools)
+    return discover, tools, golden, server_fingerprint(discover, tools)
 
 
 async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -239,8 +313,12 @@ async def _execute(
     proxy: FaultProxy | None = None,
     *,
     resuming: bool = False,
+    shard: Shard | None = None,
 ) -> list[AttemptRecord]:
-    """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory."""
+    """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory.
+
+    With a `shard`, only that shard's attempts run and nothing is stored (`run_shard` writes them to its file).
+    """
     kept: list[AttemptRecord] = []
     if resuming:  # the errored attempts run again; each is replaced when its rerun is stored (`write_attempts`)
         kept = [record for record in store.load_attempt_records(config.db_path, run_id) if not record.errored]
@@ -251,13 +329,13 @@ async def _execute(
         for model in config.models
         for case in golden.cases
         for attempt in range(1, config.runs + 1)
-        if (model.name, case.id, attempt) not in done
+        if (model.name, case.id, attempt) not in done and (shard is None or shard.holds(model.name, case.id, attempt))
     ]
     total, finished = len(items) + len(done), len(done)
     if progress:
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
-    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming))
+    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming)) if shard is None else None
     inputs = run_inputs(config, golden, fingerprint)
     cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.catalog)
@@ -275,7 +353,8 @@ async def _execute(
             async with overall, per_model[item.model.name]:
                 record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy)
         records.append(record)
-        await queue.put(record)
+        if writer is not None:
+            await queue.put(record)
         finished += 1
         if progress:
             progress(finished, total)
@@ -283,8 +362,9 @@ async def _execute(
     try:
         await asyncio.gather(*(one(item) for item in items))
     finally:
-        await queue.put(None)
-        await writer  # every finished attempt is acknowledged before we return or re-raise
+        if writer is not None:
+            await queue.put(None)
+            await writer  # every finished attempt is acknowledged before we return or re-raise
     return records
 
 

@@ -8,14 +8,19 @@ import json
 import re
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option, provider_limit_options
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
+    from evalcore.behaviour.runner import BehaviourConfig
+    from evalcore.behaviour.shards import Shard
+    from evalcore.commands.progress import Progress
+    from evalcore.mcp.target import Target
     from evalcore.models.limits import LimitsTable
     from evalcore.models.types import ModelSpec
+    from evalcore.records import RunReport
 
 NAME = "run"
 SUMMARY = "Layer 1: run a golden set through models with the server's tools, scored and stored"
@@ -57,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     parser.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
+    parser.add_argument(
+        "--shard",
+        metavar="I/K",
+        help="run only shard I of K (0 <= I < K) and write it to --shard-dir, not to the store; auto/K reads JOB_COMPLETION_INDEX",
+    )
+    parser.add_argument("--shard-dir", type=Path, metavar="DIR", help="folder for the shard's Parquet file (with --shard; `evalcore merge` joins them)")
     parser.add_argument(
         "--golden-limit",
         action="append",
@@ -129,6 +140,7 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
+    shard = _shard(args)
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
     # the runner checks the tool names again once the server has listed its tools.
     if args.header and args.stdio:
@@ -144,7 +156,6 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.models.adapter import start_litellm_import
 
     start_litellm_import()  # it overlaps the imports below and the server's start
-    from evalcore.behaviour.report import render_summary
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress
     from evalcore.mcp.target import resolve_target
@@ -179,25 +190,74 @@ def command(args: argparse.Namespace) -> int:
         resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env) as target,
         contextlib.closing(progress),
     ):
+        if shard is not None:
+            return _run_shard(config, target, shard, args.shard_dir, progress)
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
+    document = publish_report(config.db_path, report, args.out)
+    show_report(document)
+    failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
+    return 1 if failed else 0
+
+
+def publish_report(db: Path, report: RunReport, out: Path | None) -> dict[str, Any]:
+    """A finished run's report with its drift read from the history, stored again as such and written to `out`: the
+    document `run --out` (and `merge --out`) writes."""
     from dataclasses import replace
 
-    from evalcore.commands.drift import drift_of_run, render_run_drift, with_drift
+    from evalcore.commands.drift import drift_of_run, with_drift
     from evalcore.store.behaviour import save_report
 
-    drift = drift_of_run(config.db_path, config.golden_id, report.run_id)
+    drift = drift_of_run(db, report.golden["path"], report.run_id)
     report = replace(report, drift=drift, gate=with_drift(report.gate, drift))
-    save_report(config.db_path, report)  # the stored report and the --out file are one document, drift included
+    save_report(db, report)  # the stored report and the --out file are one document, drift included
     document = report.to_json()
+    if out:  # the report's serialisation (RunReport.to_json): its secrets are already removed
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return document
+
+
+def show_report(document: dict[str, Any]) -> None:
+    """Print a finished run's summary and the changes it found in its history."""
+    from evalcore.behaviour.report import render_summary
+    from evalcore.commands.drift import render_run_drift
+
     print(render_summary(document))
     drift_text = render_run_drift(document["drift"])
     if drift_text:
         print(drift_text)
-    if args.out:  # the report's serialisation (RunReport.to_json): its secrets are already removed
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
-    return 1 if failed else 0
+
+
+def _shard(args: argparse.Namespace) -> Shard | None:
+    """`--shard I/K` with `--shard-dir DIR`: a shard writes its file and nothing else, so it takes no store option."""
+    if args.shard is None:
+        if args.shard_dir is not None:
+            raise ConfigError("--shard-dir goes with --shard I/K")
+        return None
+    from evalcore.behaviour.shards import parse_shard
+
+    shard = parse_shard(args.shard)
+    if args.shard_dir is None:
+        raise ConfigError("--shard needs --shard-dir DIR, the folder its Parquet file goes to")
+    clashing = [option for option, given in (("--out", args.out), ("--resume", args.resume), ("--run-id", args.run_id), ("--cache", args.cache)) if given]
+    if clashing:
+        raise ConfigError(f"--shard writes only its shard file: {', '.join(clashing)} belong to `evalcore run` unsharded, or to `evalcore merge`")
+    return shard
+
+
+def _run_shard(config: BehaviourConfig, target: Target, shard: Shard, folder: Path, progress: Progress) -> int:
+    import asyncio
+
+    from evalcore.behaviour.runner import run_shard
+    from evalcore.behaviour.shards import shard_file_name
+    from evalcore.store.shard_file import write_shard_file
+
+    result = asyncio.run(run_shard(config, target, shard, progress=progress))
+    path = folder / shard_file_name(result.identity, shard)
+    write_shard_file(path, result.to_json(), result.records)
+    errored = sum(record.errored for record in result.records)
+    print(f"shard {shard}: {len(result.records)} attempts ({errored} errored) written to {path}; `evalcore merge` joins the shards")
+    return 0
 
 
 def _parse_date(text: str) -> date:

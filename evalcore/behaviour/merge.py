@@ -1,0 +1,161 @@
+"""Orchestration: join the shard files of one plan into ONE stored run, its metrics and gate computed once.
+
+`read_plan` checks the files before anything is stored: every file readable
+and whole, one plan (equal identities, `evalcore.behaviour.shards`), each
+shard index present exactly once, each attempt in the shard its hash names,
+and together exactly the plan's attempts (models x cases x runs). Any failure
+is a one-line `ConfigError` naming the file, and the store is not touched.
+
+`merge_run` then stores the run as the runner does (the run, its attempts in
+one transaction) and ends it through the runner's own `finish`: the report is
+built once from the merged records (`build_report`), gated against the last
+green run, and stored with its metrics (`store.finish_run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from evalcore.behaviour.runner import BehaviourConfig, finish
+from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, differing_keys, shard_of
+from evalcore.errors import ConfigError, EvalcoreError
+from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
+from evalcore.golden.loader import load_golden_set
+from evalcore.models.types import ModelSpec
+from evalcore.paths import golden_file
+from evalcore.records import AttemptRecord, RunReport
+from evalcore.redaction import clip
+from evalcore.store import behaviour as store
+from evalcore.store.shard_file import read_shard_file
+
+
+@dataclass(frozen=True)
+class MergedPlan:
+    """The shards of one plan, checked: the plan's identity, what the run records, and every attempt in plan order."""
+
+    identity: dict[str, Any]
+    run: dict[str, Any]  # from shard 0: golden_path, server_target, server_name, server_tools, models, cases, config
+    records: tuple[AttemptRecord, ...]
+
+
+def read_plan(paths: Sequence[Path]) -> MergedPlan:
+    """Read and check the shard files (see the module docstring); a ConfigError naming the file when they are not one plan."""
+    if not paths:
+        raise ConfigError("merge needs the shard files of one plan, e.g. evalcore merge shards/*.parquet --db evals.duckdb")
+    shards: list[tuple[Path, dict[str, Any], list[AttemptRecord]]] = []
+    for path in paths:
+        try:
+            identity, records = read_shard_file(path)
+        except EvalcoreError as exc:
+            raise ConfigError(str(exc)) from exc
+        if identity.get("format") != FILE_FORMAT or identity.get("version") != FILE_VERSION:
+            raise ConfigError(f"{path}: not a shard file this evalcore reads (format {identity.get('format')!r} version {identity.get('version')!r})")
+        _check_shape(path, identity)
+        shards.append((path, identity, records))
+    first_path, first, _ = shards[0]
+    plan = first["plan"]
+    count = int(plan["shards"])
+    by_index: dict[int, Path] = {}
+    for path, identity, records in shards:
+        differ = differing_keys(plan, identity["plan"])
+        if differ:
+            raise ConfigError(f"{path}: a shard of another plan than {first_path} (they differ in {', '.join(differ)}); merge the shards of one plan")
+        index = identity.get("shard")
+        if not isinstance(index, int) or not 0 <= index < count:
+            raise ConfigError(f"{path}: shard index {index!r} is not one of 0..{count - 1}")
+        if index in by_index:
+            raise ConfigError(f"{path}: shard {index}/{count} again (also {by_index[index]}); give each shard once")
+        by_index[index] = path
+        stray = next((r for r in records if shard_of(r.model, r.case_id, r.attempt, count) != index), None)
+        if stray is not None:
+            raise ConfigError(f"{path}: holds {stray.model} {stray.case_id} attempt {stray.attempt}, which belongs to another shard; the file is not a shard")
+    missing = sorted(set(range(count)) - set(by_index))
+    if missing:
+        named = ", ".join(f"{index}/{count}" for index in missing[:10]) + (" …" if len(missing) > 10 else "")
+        raise ConfigError(f"shard {named} missing (got {len(by_index)} of {count} files, e.g. {first_path}); merge every shard of the plan")
+    ordered = sorted(shards, key=lambda item: item[1]["shard"])
+    run = ordered[0][1]["run"]
+    records = [record for _, _, found in ordered for record in found]
+    _check_complete(first_path, plan, run, records)
+    order = {(m["name"], case): n for n, (m, case) in enumerate((m, case) for m in run["models"] for case in run["cases"])}
+    return MergedPlan(plan, run, tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt))))
+
+
+_PLAN_KEYS = {"golden_hash": str, "models": list, "runs": int, "max_steps": int, "run_date": str, "shards": int, "server_fingerprint": str}
+_RUN_KEYS = {"golden_path": str, "server_target": str, "server_tools": list, "models": list, "cases": list, "config": dict}
+
+
+def _check_shape(path: Path, identity: dict[str, Any]) -> None:
+    """The identity holds what a merge reads, with the types it reads them as (a damaged or hand-made file does not)."""
+    plan, run = identity.get("plan"), identity.get("run")
+    wrong = [] if isinstance(plan, dict) and isinstance(run, dict) else ["plan", "run"]
+    if not wrong:
+        assert isinstance(plan, dict) and isinstance(run, dict)
+        wrong = [key for key, kind in _PLAN_KEYS.items() if not isinstance(plan.get(key), kind)]
+        wrong += [f"run.{key}" for key, kind in _RUN_KEYS.items() if not isinstance(run.get(key), kind)]
+        wrong += [] if all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in run.get("models") or ()) else ["run.models"]
+        wrong += [] if isinstance(plan.get("shards"), int) and plan["shards"] >= 1 else ["shards"]
+    if wrong:
+        raise ConfigError(f"{path}: its plan lacks or garbles {', '.join(sorted(set(wrong)))}; the file is not a whole shard file")
+
+
+def _check_complete(first_path: Path, plan: dict[str, Any], run: dict[str, Any], records: Sequence[AttemptRecord]) -> None:
+    """Together the shards hold each attempt of the plan once: models x cases x runs."""
+    expected = {(m["name"], case, attempt) for m in run["models"] for case in run["cases"] for attempt in range(1, int(plan["runs"]) + 1)}
+    got = [(r.model, r.case_id, r.attempt) for r in records]
+    if len(got) != len(set(got)) or set(got) != expected:
+        lacking = sorted(expected - set(got))
+        detail = f"{len(lacking)} attempts lacking, e.g. {lacking[0]}" if lacking else "attempts outside the plan or twice"
+        raise ConfigError(f"the shards of {first_path}'s plan do not add up to its {len(expected)} attempts ({detail})")
+
+
+def merge_run(
+    merged: MergedPlan, db: Path, *, golden_path: Path | None = None, golden_limits: GoldenLimits = DEFAULT_LIMITS, run_id: str | None = None
+) -> RunReport:
+    """Store the merged attempts as one run and finish it as the runner does; the gated report."""
+    plan, run = merged.identity, merged.run
+    path = golden_path or golden_file(str(run["golden_path"]))
+    if path is None:
+        raise ConfigError(f"the golden set {run['golden_path']} the shards ran is not here; give its file with --golden PATH")
+    golden = load_golden_set(path, limits=golden_limits)
+    if golden.content_hash != plan["golden_hash"]:
+        raise ConfigError(f"{path} is not the golden set the shards ran (its content changed); give that file with --golden PATH")
+    config = BehaviourConfig(
+        golden_path=path,
+        models=tuple(ModelSpec(**spec) for spec in run["models"]),
+        db_path=db,
+        runs=int(plan["runs"]),
+        judge=ModelSpec(**plan["judge"]) if plan["judge"] else None,
+        max_steps=int(plan["max_steps"]),
+        run_date=date.fromisoformat(plan["run_date"]),
+        max_drop=float(plan["max_drop"]),
+        max_error_rate=float(plan["max_error_rate"]),
+        fault_timeout_s=float(plan["fault_timeout_s"]),
+        golden_limits=golden_limits,
+    )
+    run_id = run_id or store.new_run_id()
+    assert config.run_date is not None
+    store.create_run(
+        db,
+        run_id=run_id,
+        run_date=config.run_date,
+        golden_path=str(run["golden_path"]),  # the identity the shards recorded, so its history is the unsharded runs'
+        golden_hash=golden.content_hash,
+        server_target=str(run["server_target"]),
+        server_name=run["server_name"],
+        server_fingerprint=str(plan["server_fingerprint"]),
+        server_tools=run["server_tools"],
+        models=[m.name for m in config.models],
+        runs=config.runs,
+        config={**run["config"], "shards": int(plan["shards"])},
+    )
+    try:
+        store.write_attempts(db, run_id, merged.records)
+        return finish(config, store.load_run(db, run_id), golden, merged.records)
+    except BaseException as exc:  # the run is marked failed with its reason, as a run that stopped
+        store.fail_run(db, run_id, status="failed", error=clip(f"merge: {type(exc).__name__}: {exc}", 500))
+        raise
