@@ -57,7 +57,20 @@ def wire_schema() -> dict[str, Any]:
 
 
 def render(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(_sorted_enums(document), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _sorted_enums(node: Any) -> Any:
+    """pydantic lists the values of merged Literals in set order, which changes with the hash seed; an enum is a set."""
+    if isinstance(node, dict):
+        return {key: sorted(value) if key == "enum" and _all_strings(value) else _sorted_enums(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_sorted_enums(item) for item in node]
+    return node
+
+
+def _all_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def main() -> None:
