@@ -132,7 +132,8 @@ def main() -> None:
             print(f"side by side: official 1 run / evalcore 5 runs = {ratio:.2f}x (goal >= 6x)")
         else:
             print(f"official suite: not run ({why_not})")
-        stdio_command = evalcore_command("--stdio", f"{shlex.quote(sys.executable)} -m evalcore.demo_server --stdio")
+        server = f"{shlex.quote(sys.executable)} -m evalcore.demo_server --stdio"
+        stdio_command = evalcore_command("--stdio", server, "--server-env", "PYTHONPATH")  # the server imports the checkout too
         stdio = [run_evalcore(stdio_command, folder)[0] for _ in range(args.repeat)]
         print(f"stdio: evalcore, all checks x 5 runs, cold process incl. the server's start: {spread(stdio)}")
     load_after = os.getloadavg()[0]
