@@ -91,3 +91,10 @@ def test_envelopes(message, problem):
 def test_a_long_offending_value_is_cut():
     found = envelope_problem({"jsonrpc": "2.0", "id": ["x" * 5000], "result": {}})
     assert found is not None and len(found) < 400
+
+
+def test_a_result_too_large_to_remember_is_still_judged():
+    many = [{**TOOL, "name": f"tool-{n}", "description": "x" * 200} for n in range(1000)]
+    assert result_problem("tools/list", {**LIST_TOOLS, "tools": many}) is None
+    broken = {**LIST_TOOLS, "tools": [*many, {"name": "no-schema"}]}
+    assert "tools.1000: 'inputSchema' is a required property" in (result_problem("tools/list", broken) or "")

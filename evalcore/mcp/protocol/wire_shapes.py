@@ -26,6 +26,8 @@ from evalcore.redaction import clip
 
 SCHEMA_PATH = Path(__file__).with_name("wire_shapes.schema.json")
 INPUT_REQUIRED_MODEL = "InputRequiredResult"
+# Verdicts kept per process: at most MEMO_ENTRIES results of at most MEMO_TEXT_LIMIT characters (16 MB in all).
+MEMO_ENTRIES, MEMO_TEXT_LIMIT = 128, 128 * 1024
 MESSAGE_LIMIT = 300  # a validator's message quotes the offending value, which the server chose
 
 
@@ -123,9 +125,10 @@ def _rules_out(error: ValidationError) -> bool:
 def _result_problem(models: tuple[str, ...], result: Mapping[str, Any]) -> str | None:
     """`_problem` of a result, judged once per distinct result text: the runs of a suite list the same tools,
     prompts and resources again, and the verdict is a function of the text alone."""
-    return _problem_of_text(models, json.dumps(result, sort_keys=True, separators=(",", ":")))
+    text = json.dumps(result, sort_keys=True, separators=(",", ":"))
+    return _problem_of_text(models, text) if len(text) <= MEMO_TEXT_LIMIT else _problem(models, result)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=MEMO_ENTRIES)
 def _problem_of_text(models: tuple[str, ...], text: str) -> str | None:
     return _problem(models, json.loads(text))
