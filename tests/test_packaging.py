@@ -158,6 +158,7 @@ def test_wheel_carries_the_bundled_files(distributions):
         assert f"evalcore/{module}" in names
     assert "evalcore/conformance/checks/headers.py" in names
     assert "evalcore/compare/catalog/tools.yaml" in names  # `evalcore perturb`'s distractors
+    assert "evalcore/mcp/protocol/wire_shapes.schema.json" in names  # what the wire-shape check validates against
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     commands = zipfile.ZipFile(wheel).read(entry_points).decode()

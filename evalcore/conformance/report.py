@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.conformance.runner import CheckReport, SuiteReport
-from evalcore.records import published
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
+# The serialisations import what they need when called: a run that only prints its table loads neither an XML
+# library nor the records module.
 
 VERDICT_LABEL = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "note", "error": "ERROR", "not_applicable": "n/a", "not_testable": "untested"}
 REASON_INDENT = "    "  # a whole reason, wrapped under its row
@@ -32,6 +36,8 @@ def exit_code(report: SuiteReport, *, strict: bool = False) -> int:
 
 
 def to_json(report: SuiteReport) -> dict[str, Any]:
+    from evalcore.records import published
+
     return published(_json(report))
 
 
@@ -79,6 +85,8 @@ def write_json(report: SuiteReport, path: Path) -> None:
 
 
 def to_junit(report: SuiteReport) -> ET.ElementTree:
+    import xml.etree.ElementTree as ET
+
     suite = ET.Element(
         "testsuite",
         name="mcp-conformance-2026-07-28",
@@ -106,6 +114,10 @@ def to_junit(report: SuiteReport) -> ET.ElementTree:
 
 def junit_xml(report: SuiteReport) -> str:
     """The JUnit XML text, published."""
+    import xml.etree.ElementTree as ET
+
+    from evalcore.records import published
+
     root = to_junit(report).getroot()
     assert root is not None
     ET.indent(root)
