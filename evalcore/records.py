@@ -25,6 +25,7 @@ report's serialisations (`evalcore.conformance.report`) return through it too.
     AttemptScore                 an attempt's scores together, and whether it passed
     RobustnessScore              the Layer 2 verdicts of an attempt under a fault or attack
     AttemptRecord                one finished attempt, as stored
+    RecordedExchange             one MCP request of a run and the server's answer, as recorded for replay
 
 The report records (case, model and run results) live in `evalcore.scoring.metrics`'
 output and are serialised by `evalcore.behaviour.report`; their JSON Schema is
@@ -409,6 +410,28 @@ class AttemptRecord:
     def score_rows(self) -> list[tuple[str, float | None, bool, str | None, str | None]]:
         """Each score's stored columns (the store's `attempt_scores`: scorer, value, applies, reason, label), published."""
         return published([(score.scorer, score.value, score.applies, score.reason, score.label) for score in self.score.scores])
+
+
+@dataclass(frozen=True)
+class RecordedExchange:
+    """One MCP request of a run and what the server answered, as recorded for replay (`evalcore.mcp.recording`).
+
+    `params` is the request's params without `_meta` (which carries per-request trace context); `answer` is the
+    JSON-RPC message's `result` or `error` member (`{"result": ...}` or `{"error": ...}`), None when no usable
+    answer came (then `failure` is the transport's `kind: detail`). Stored whole, redacted like every record.
+    """
+
+    sequence: int  # the order the answers came in, over the run
+    method: str
+    params: Mapping[str, Any]
+    answer: Mapping[str, Any] | None
+    failure: str | None = None
+
+    def to_row(self) -> list[Any]:
+        """The stored columns (the store's `run_exchanges`, but run_id): sequence, method, params, answer, failure; published."""
+        params = json.dumps(dict(self.params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        answer = json.dumps(dict(self.answer), ensure_ascii=False, default=str) if self.answer is not None else None
+        return published([self.sequence, self.method, params, answer, self.failure])
 
 
 MetricScope = Literal["case", "model", "run"]

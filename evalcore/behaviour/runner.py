@@ -39,7 +39,7 @@ from evalcore.mcp.client import McpClient
 from evalcore.mcp.fingerprint import canonical_json, server_fingerprint
 from evalcore.mcp.mrtr import INPUT_CAPABILITIES
 from evalcore.mcp.protocol.tracecontext import conversation_trace
-from evalcore.mcp.target import Target
+from evalcore.mcp.recording import RecordingTarget, ServerTarget
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
@@ -54,7 +54,8 @@ from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
-from evalcore.taxonomy import ErrorKind, provider_error_kind
+from evalcore.store.exchanges import write_exchanges
+from evalcore.taxonomy import ErrorKind, attempt_error
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
 
@@ -114,7 +115,7 @@ def case_hash(case: GoldenCase) -> str:
 
 async def run_behaviour(
     config: BehaviourConfig,
-    target: Target,
+    target: ServerTarget,
     *,
     resume_run_id: str | None = None,
     new_run_id: str | None = None,
@@ -130,13 +131,14 @@ async def run_behaviour(
 
 async def _run_behaviour(
     config: BehaviourConfig,
-    target: Target,
+    target: ServerTarget,
     *,
     resume_run_id: str | None,
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> RunReport:
     start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
+    target = recording = RecordingTarget(target)  # every exchange with the server is kept with the run (replayable)
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools = await _server_surface(client, target)
@@ -171,6 +173,8 @@ async def _run_behaviour(
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.fail_run(config.db_path, run_id, status=status, error=clip(f"{type(exc).__name__}: {exc}", 500))
             raise
+        finally:
+            write_exchanges(config.db_path, run_id, recording.recorder.take())
         return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
@@ -185,7 +189,7 @@ def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, r
     return gated
 
 
-async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+async def _server_surface(client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     discover = await client.discover()
     if discover.failure is not None and discover.failure.kind in ("connect", "closed"):
         raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
@@ -202,7 +206,7 @@ async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, 
     return discover.result or {}, tools
 
 
-def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: Target) -> contextlib.AbstractContextManager[FaultProxy | None]:
+def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarget) -> contextlib.AbstractContextManager[FaultProxy | None]:
     """The fault proxy in front of the target, when any case injects a fault."""
     if not any(case.inject is not None for case in golden.cases):
         return contextlib.nullcontext()
@@ -374,10 +378,11 @@ async def _attempt_record(
             transcript = replace(transcript, state=await read_state(client, item.case.expect_state))
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
-    error_kind: ErrorKind | None = provider_error_kind(transcript.stop_reason)
-    error_reason = clip(f"provider error: {transcript.error}", 500) if error_kind else None
+    errored = attempt_error(transcript.stop_reason, transcript.error, [(e.error_type, e.error) for e in transcript.executions])
+    error_kind: ErrorKind | None = errored[0] if errored else None
+    error_reason = clip(errored[1], 500) if errored else None
     judge_expected = config.judge is not None and bool(rubric)
-    if judge_expected and config.judge is not None and transcript.stop_reason == "final":
+    if judge_expected and config.judge is not None and transcript.stop_reason == "final" and error_kind is None:
         from evalcore.models.judge import judge_answer
 
         try:

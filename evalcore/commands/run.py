@@ -14,6 +14,7 @@ from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option, p
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
+    from evalcore.mcp.recording import ReplayTarget
     from evalcore.models.limits import LimitsTable
     from evalcore.models.types import ModelSpec
 
@@ -29,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--server", metavar="NAME", help="a configured server: reference")
     target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
     target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    parser.add_argument(
+        "--replay-run",
+        metavar="RUN_ID",
+        help="contact no server: serve the tool catalog and tool results recorded by this stored run (--db); a call it lacks is errored",
+    )
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
@@ -131,6 +137,10 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
     # the runner checks the tool names again once the server has listed its tools.
+    if args.replay_run and (args.url or args.stdio or args.server or args.header or args.server_env):
+        raise ConfigError(
+            "--replay-run serves a stored run's recording and contacts no server: give no --url, --stdio, --server, --header or --server-env with it"
+        )
     if args.header and args.stdio:
         raise ConfigError(STDIO_HEADERS)
     headers = parse_headers(args.header)
@@ -140,6 +150,7 @@ def command(args: argparse.Namespace) -> int:
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
+    replayed = replay_target(args.db, args.replay_run) if args.replay_run else None
 
     from evalcore.models.adapter import start_litellm_import
 
@@ -175,10 +186,12 @@ def command(args: argparse.Namespace) -> int:
     if server is None and not (args.url or args.stdio):
         server = "reference"
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
-    with (
-        resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env) as target,
-        contextlib.closing(progress),
-    ):
+    served = (
+        contextlib.nullcontext(replayed)
+        if replayed is not None
+        else resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env)
+    )
+    with served as target, contextlib.closing(progress):
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
     from dataclasses import replace
 
@@ -198,6 +211,19 @@ def command(args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
     return 1 if failed else 0
+
+
+def replay_target(db: Path, run_id: str) -> ReplayTarget:
+    """The recorded server of a stored run (`--replay-run`); a one-line error for an unknown run or one without a recording."""
+    from evalcore.mcp.recording import ReplayTarget
+    from evalcore.store.behaviour import load_run
+    from evalcore.store.exchanges import load_exchanges
+
+    load_run(db, run_id)  # an unknown run: StoreError, one line
+    exchanges = load_exchanges(db, run_id)
+    if not any(exchange.method == "tools/list" and exchange.answer for exchange in exchanges):
+        raise ConfigError(f"run {run_id} in {db} has no recorded tool list to replay (it was made before evalcore recorded MCP exchanges)")
+    return ReplayTarget(run_id, exchanges)
 
 
 def _parse_date(text: str) -> date:

@@ -301,6 +301,18 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         evalcore_version VARCHAR NOT NULL
     );
     """,
+    # 11: record and replay (evalcore.mcp.recording): every MCP request of a behaviour run and the server's answer, in full.
+    """
+    CREATE TABLE run_exchanges (
+        run_id VARCHAR NOT NULL,
+        sequence INTEGER NOT NULL,         -- the order the answers came in, over the run (a resume continues it)
+        method VARCHAR NOT NULL,           -- server/discover, tools/list, tools/call, ...
+        params_json VARCHAR NOT NULL,      -- the request's params without _meta, canonical JSON
+        answer_json VARCHAR,               -- {"result": ...} or {"error": ...}; NULL when no usable answer came
+        failure VARCHAR,                   -- the transport failure (kind: detail) when no usable answer came
+        PRIMARY KEY (run_id, sequence)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
