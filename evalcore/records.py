@@ -426,12 +426,14 @@ class RecordedExchange:
     params: Mapping[str, Any]
     answer: Mapping[str, Any] | None
     failure: str | None = None
+    conversation: str | None = None  # the W3C trace id the request carried: one attempt's conversation is one trace
 
     def to_row(self) -> list[Any]:
-        """The stored columns (the store's `run_exchanges`, but run_id): sequence, method, params, answer, failure; published."""
+        """The stored columns (the store's `run_exchanges`, but run_id): sequence, method, params, answer, failure,
+        conversation; published."""
         params = json.dumps(dict(self.params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         answer = json.dumps(dict(self.answer), ensure_ascii=False, default=str) if self.answer is not None else None
-        return published([self.sequence, self.method, params, answer, self.failure])
+        return published([self.sequence, self.method, params, answer, self.failure, self.conversation])
 
 
 MetricScope = Literal["case", "model", "run"]

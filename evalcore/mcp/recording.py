@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from evalcore.mcp.fingerprint import canonical_json
+from evalcore.mcp.protocol.constants import META_TRACEPARENT
 from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, Transport, WireFailure, WireResponse
 from evalcore.records import RecordedExchange
 from evalcore.redaction import clip
@@ -63,14 +64,17 @@ class Recorder:
         self._lock = threading.Lock()  # a fault proxy's upstream records from the proxy's own thread
 
     def keep(self, message: JsonObject, wire: WireResponse) -> None:
-        params = message.get("params")
-        params = {k: v for k, v in params.items() if k != "_meta"} if isinstance(params, dict) else {}
+        sent = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = {k: v for k, v in sent.items() if k != "_meta"}
+        meta = sent.get("_meta")
+        traceparent = meta.get(META_TRACEPARENT) if isinstance(meta, dict) else None
+        conversation = traceparent.split("-")[1] if isinstance(traceparent, str) and traceparent.count("-") == 3 else None
         answer = _answer(wire.response)
         failure = str(wire.failure) if answer is None and wire.failure is not None else None
         if answer is None and failure is None:
             failure = "no_answer: no JSON-RPC response came back"
         with self._lock:
-            self._exchanges.append(RecordedExchange(len(self._exchanges) + 1, str(message.get("method")), params, answer, failure))
+            self._exchanges.append(RecordedExchange(len(self._exchanges) + 1, str(message.get("method")), params, answer, failure, conversation))
 
     def take(self) -> list[RecordedExchange]:
         """The exchanges kept since the last take, and forget them (the store has them from then on)."""

@@ -310,6 +310,7 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         params_json VARCHAR NOT NULL,      -- the request's params without _meta, canonical JSON
         answer_json VARCHAR,               -- {"result": ...} or {"error": ...}; NULL when no usable answer came
         failure VARCHAR,                   -- the transport failure (kind: detail) when no usable answer came
+        conversation VARCHAR,              -- the trace id the request carried (one attempt's conversation is one trace)
         PRIMARY KEY (run_id, sequence)
     );
     """,

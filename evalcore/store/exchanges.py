@@ -13,7 +13,7 @@ from evalcore.records import RecordedExchange
 from evalcore.store.db import connect
 from evalcore.store.export import export_query
 
-EXPORT_SQL = "SELECT run_id, sequence, method, params_json, answer_json, failure FROM run_exchanges ORDER BY run_id, sequence"
+EXPORT_SQL = "SELECT run_id, sequence, method, params_json, answer_json, failure, conversation FROM run_exchanges ORDER BY run_id, sequence"
 
 
 def write_exchanges(path: Path, run_id: str, exchanges: Sequence[RecordedExchange]) -> None:
@@ -25,7 +25,7 @@ def write_exchanges(path: Path, run_id: str, exchanges: Sequence[RecordedExchang
         row = connection.execute("SELECT coalesce(max(sequence), 0) FROM run_exchanges WHERE run_id = ?", [run_id]).fetchone()
         offset = int(row[0]) if row else 0
         connection.executemany(
-            "INSERT INTO run_exchanges (run_id, sequence, method, params_json, answer_json, failure) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO run_exchanges (run_id, sequence, method, params_json, answer_json, failure, conversation) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [[run_id, offset + number, *exchange.to_row()[1:]] for number, exchange in enumerate(exchanges, start=1)],
         )
         connection.execute("COMMIT")
@@ -36,13 +36,16 @@ def load_exchanges(path: Path, run_id: str, method: str | None = None) -> list[R
     with connect(path, read_only=True) as connection:
         try:
             rows = connection.execute(
-                "SELECT sequence, method, params_json, answer_json, failure FROM run_exchanges WHERE run_id = ? AND (? IS NULL OR method = ?) "
+                "SELECT sequence, method, params_json, answer_json, failure, conversation FROM run_exchanges WHERE run_id = ? AND (? IS NULL OR method = ?) "
                 "ORDER BY sequence",
                 [run_id, method, method],
             ).fetchall()
         except duckdb.CatalogException:  # a store no writer has migrated to schema 11 yet
             return []
-    return [RecordedExchange(seq, name, json.loads(params), json.loads(answer) if answer else None, failure) for seq, name, params, answer, failure in rows]
+    return [
+        RecordedExchange(seq, name, json.loads(params), json.loads(answer) if answer else None, failure, conversation)
+        for seq, name, params, answer, failure, conversation in rows
+    ]
 
 
 def exchanges_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
