@@ -176,9 +176,9 @@ async def replay_calls(run_id: str, exchanges: Sequence[RecordedExchange], targe
                     arguments = params.get("arguments")
                     schema = schemas.get(str(params.get("name")))
                     headers = param_headers(schema, dict(arguments)) if client.transport.kind == "http" and isinstance(arguments, dict) else {}
-                    exchange = await client.request("tools/call", params, headers=headers or None)
-                    answer = {"result": exchange.result} if exchange.result is not None else {"error": exchange.error} if exchange.error else None
-                    failure = None if answer is not None else (str(exchange.failure) if exchange.failure else exchange.describe())
+                    sent = await client.request("tools/call", params, headers=headers or None)
+                    answer = {"result": sent.result} if sent.result is not None else {"error": sent.error} if sent.error else None
+                    failure = None if answer is not None else (str(sent.failure) if sent.failure else sent.describe())
                     recorded_state, state_now = minted_state(call.answer), minted_state(answer)
                     if recorded_state is not None and state_now is not None:
                         states[recorded_state] = state_now

@@ -64,7 +64,8 @@ class Recorder:
         self._lock = threading.Lock()  # a fault proxy's upstream records from the proxy's own thread
 
     def keep(self, message: JsonObject, wire: WireResponse) -> None:
-        sent = message.get("params") if isinstance(message.get("params"), dict) else {}
+        given = message.get("params")
+        sent: dict[str, Any] = given if isinstance(given, dict) else {}
         params = {k: v for k, v in sent.items() if k != "_meta"}
         meta = sent.get("_meta")
         traceparent = meta.get(META_TRACEPARENT) if isinstance(meta, dict) else None
