@@ -59,7 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         metavar="R",
-        help="share of attempts that may error (provider or judge failure, a call not in a replayed recording) and the run still pass its gate; it is never a baseline then (default 0)",
+        help=(
+            "share of attempts that may error (provider or judge failure, a call not in a replayed recording) and the run still "
+            "pass its gate; it is never a baseline then (default 0)"
+        ),
     )
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     parser.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
