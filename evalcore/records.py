@@ -35,7 +35,7 @@ docs/report.schema.json.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -428,12 +428,16 @@ class RecordedExchange:
     failure: str | None = None
     conversation: str | None = None  # the W3C trace id the request carried: one attempt's conversation is one trace
 
-    def to_row(self) -> list[Any]:
-        """The stored columns (the store's `run_exchanges`, but run_id): sequence, method, params, answer, failure,
-        conversation; published."""
+    @staticmethod
+    def to_rows(exchanges: Sequence[RecordedExchange]) -> list[list[Any]]:
+        """The stored columns of each (the store's `run_exchanges`, but run_id): sequence, method, params, answer,
+        failure, conversation; published at once (a run records thousands; the redactor reads the environment per call)."""
+        return published([exchange._row() for exchange in exchanges])
+
+    def _row(self) -> list[Any]:
         params = json.dumps(dict(self.params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         answer = json.dumps(dict(self.answer), ensure_ascii=False, default=str) if self.answer is not None else None
-        return published([self.sequence, self.method, params, answer, self.failure, self.conversation])
+        return [self.sequence, self.method, params, answer, self.failure, self.conversation]
 
 
 MetricScope = Literal["case", "model", "run"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -317,6 +317,7 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
+INSERT_CHUNK_ROWS = 100  # rows per INSERT statement: one statement per row (executemany) is ~50 times slower
 # Two threads of one process opening a fresh store at once (two runs side by side) would both migrate it and conflict.
 _MIGRATING = threading.Lock()
 
@@ -353,6 +354,15 @@ class _RedactingConnection:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._connection, name)
+
+
+def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Insert `rows` (values in the order of `columns`), many rows per statement; `table` and `columns` are the caller's constants."""
+    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
+    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+        chunk = rows[start : start + INSERT_CHUNK_ROWS]
+        values = ", ".join(placeholders for _ in chunk)
+        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:

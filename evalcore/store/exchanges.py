@@ -10,7 +10,7 @@ from typing import Literal
 import duckdb
 
 from evalcore.records import RecordedExchange
-from evalcore.store.db import connect
+from evalcore.store.db import connect, insert_rows
 from evalcore.store.export import export_query
 
 EXPORT_SQL = "SELECT run_id, sequence, method, params_json, answer_json, failure, conversation FROM run_exchanges ORDER BY run_id, sequence"
@@ -24,10 +24,8 @@ def write_exchanges(path: Path, run_id: str, exchanges: Sequence[RecordedExchang
         connection.execute("BEGIN TRANSACTION")
         row = connection.execute("SELECT coalesce(max(sequence), 0) FROM run_exchanges WHERE run_id = ?", [run_id]).fetchone()
         offset = int(row[0]) if row else 0
-        connection.executemany(
-            "INSERT INTO run_exchanges (run_id, sequence, method, params_json, answer_json, failure, conversation) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [[run_id, offset + number, *exchange.to_row()[1:]] for number, exchange in enumerate(exchanges, start=1)],
-        )
+        rows = [[run_id, offset + number, *row[1:]] for number, row in enumerate(RecordedExchange.to_rows(exchanges), start=1)]
+        insert_rows(connection, "run_exchanges", "run_id, sequence, method, params_json, answer_json, failure, conversation", rows)
         connection.execute("COMMIT")
 
 
