@@ -15,7 +15,7 @@ from evalcore.behaviour.replay_calls import compare_call, json_differences
 from evalcore.cli import main
 from evalcore.records import RecordedExchange
 from evalcore.store.behaviour import load_attempts, load_run
-from evalcore.store.exchanges import exchanges_export, load_exchanges
+from evalcore.store.exchanges import exchanges_export, load_exchanges, write_exchanges
 from tests.builders import GOLDEN
 
 TICKET = "{name: create_support_ticket, args: {customer_id: CUST-1001, subject: Invoice download broken, description: The PDF download fails.}}"
@@ -163,3 +163,12 @@ def test_the_diff_is_exact_and_names_each_path_that_differs():
     assert json_differences({"a": [1, 2]}, {"a": [1, 2, 3]}) == ["a: [1,2] -> [1,2,3]"]  # a list that grew is shown whole
     many = json_differences({str(i): i for i in range(9)}, {str(i): -i for i in range(1, 10)}, limit=2)
     assert len(many) == 3 and many[-1] == "... and 8 more difference(s)"
+
+
+def test_a_recorded_answer_is_stored_redacted(tmp_path, monkeypatch):
+    planted = "sk-replay-PLANTED-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", planted)
+    echoed = RecordedExchange(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, {"result": {"content": [{"type": "text", "text": planted}]}})
+    write_exchanges(tmp_path / "evals.duckdb", "run", [echoed])
+    (stored,) = load_exchanges(tmp_path / "evals.duckdb", "run")
+    assert stored.answer == {"result": {"content": [{"type": "text", "text": "[redacted:OPENAI_API_KEY]"}]}}
