@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.behaviour.history import run_points
 from evalcore.behaviour.replay_calls import compare_call, json_differences
 from evalcore.cli import main
 from evalcore.records import RecordedExchange
@@ -118,6 +119,7 @@ def test_a_replay_serves_the_recorded_results_to_another_model_and_errors_a_call
 
 def test_an_errored_replay_attempt_is_out_of_the_pass_rate_and_the_run_is_incomplete(recorded):
     _, db = recorded
+    assert {point.run_id for point in run_points(db)} == {"over-http", "over-stdio"}  # a replay is an experiment, no night of drift
     report = json.loads(load_run(db, "replayed")["report_json"])
     (model,) = report["models"]
     weather = next(case for case in model["cases"] if case["id"] == "weather-paris")

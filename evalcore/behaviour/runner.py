@@ -86,6 +86,7 @@ class BehaviourConfig:
     # What the model sees of some tools instead of what the server lists (by MCP name; `compare --candidate-tools`)
     tool_overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
     comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `evalcore compare`: kept out of drift and last-green
+    replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`): kept out of drift and last-green
 
     @property
     def golden_id(self) -> str:
@@ -499,5 +500,6 @@ def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
         "use_cache": config.use_cache,
         **({"tool_overrides": {name: asdict(o) for name, o in config.tool_overrides.items()}} if config.tool_overrides else {}),
         **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
+        **({"replay_of": config.replay_of} if config.replay_of else {}),
         "started": datetime.now(UTC).isoformat(),
     }

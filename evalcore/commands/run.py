@@ -183,6 +183,7 @@ def command(args: argparse.Namespace) -> int:
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
         golden_limits=golden_limits,
+        replay_of=args.replay_run,
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None

@@ -352,6 +352,7 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
             "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND (passed OR baseline_accepted_at IS NOT NULL) "
             "AND report_json IS NOT NULL "
             "AND json_extract_string(config_json, '$.comparison_arm') IS NULL "  # an arm of `evalcore compare` is never a baseline
+            "AND json_extract_string(config_json, '$.replay_of') IS NULL "  # nor a replay of a recorded run (`run --replay-run`)
             "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR run_id <> ?) ORDER BY started_at DESC LIMIT 1",
             [golden_path, golden_path, exclude_run, exclude_run],
         ).fetchone()
