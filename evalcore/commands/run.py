@@ -138,12 +138,12 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
-    # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
-    # the runner checks the tool names again once the server has listed its tools.
     if args.replay_run and (args.url or args.stdio or args.server or args.header or args.server_env):
         raise ConfigError(
             "--replay-run serves a stored run's recording and contacts no server: give no --url, --stdio, --server, --header or --server-env with it"
         )
+    # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
+    # the runner checks the tool names again once the server has listed its tools.
     if args.header and args.stdio:
         raise ConfigError(STDIO_HEADERS)
     headers = parse_headers(args.header)
