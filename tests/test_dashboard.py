@@ -341,6 +341,7 @@ def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(stor
     buttons = {button.proto.label: button for button in app.get("download_button")}
     assert "Download all attempts as CSV" in buttons and "Download all attempts as Parquet" in buttons
     assert not buttons["Download all attempts as Parquet"].proto.disabled
+    assert not buttons["Download the recorded MCP exchanges as Parquet"].proto.disabled  # the runs' recordings, for replay
     tables = ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "drift_changes")
     for name in (*tables, "conformance_runs"):
         assert f"Download {name} as CSV" in buttons
