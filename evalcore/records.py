@@ -25,6 +25,7 @@ report's serialisations (`evalcore.conformance.report`) return through it too.
     AttemptScore                 an attempt's scores together, and whether it passed
     RobustnessScore              the Layer 2 verdicts of an attempt under a fault or attack
     AttemptRecord                one finished attempt, as stored
+    RecordedExchange             one MCP request of a run and the server's answer, as recorded for replay
 
 The report records (case, model and run results) live in `evalcore.scoring.metrics`'
 output and are serialised by `evalcore.behaviour.report`; their JSON Schema is
@@ -34,7 +35,7 @@ docs/report.schema.json.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -410,6 +411,34 @@ class AttemptRecord:
     def score_rows(self) -> list[tuple[str, float | None, bool, str | None, str | None]]:
         """Each score's stored columns (the store's `attempt_scores`: scorer, value, applies, reason, label), published."""
         return published([(score.scorer, score.value, score.applies, score.reason, score.label) for score in self.score.scores])
+
+
+@dataclass(frozen=True)
+class RecordedExchange:
+    """One MCP request of a run and what the server answered, as recorded for replay (`evalcore.mcp.recording`).
+
+    `params` is the request's params without `_meta` (which carries per-request trace context); `answer` is the
+    JSON-RPC message's `result` or `error` member (`{"result": ...}` or `{"error": ...}`), None when no usable
+    answer came (then `failure` is the transport's `kind: detail`). Stored whole, redacted like every record.
+    """
+
+    sequence: int  # the order the answers came in, over the run
+    method: str
+    params: Mapping[str, Any]
+    answer: Mapping[str, Any] | None
+    failure: str | None = None
+    conversation: str | None = None  # the W3C trace id the request carried: one attempt's conversation is one trace
+
+    @staticmethod
+    def to_rows(exchanges: Sequence[RecordedExchange]) -> list[list[Any]]:
+        """The stored columns of each (the store's `run_exchanges`, but run_id): sequence, method, params, answer,
+        failure, conversation; published at once (a run records thousands; the redactor reads the environment per call)."""
+        return published([exchange._row() for exchange in exchanges])
+
+    def _row(self) -> list[Any]:
+        params = json.dumps(dict(self.params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        answer = json.dumps(dict(self.answer), ensure_ascii=False, default=str) if self.answer is not None else None
+        return [self.sequence, self.method, params, answer, self.failure, self.conversation]
 
 
 MetricScope = Literal["case", "model", "run"]

@@ -24,7 +24,8 @@ if not options["models"]:
     widgets.empty_state(db)
     st.stop()
 
-run_counts = data.runs(db)["golden_path"].value_counts()
+stored_runs = data.runs(db)
+run_counts = stored_runs["golden_path"].value_counts()
 golden_choices = sorted(options.get("golden_paths", []), key=lambda path: (-int(run_counts.get(path, 0)), str(path)))  # the longest history first
 golden = st.sidebar.selectbox("Golden set", golden_choices, key="drift_golden")
 min_baseline = int(
@@ -102,8 +103,11 @@ own = [c for c in changes if (c.model, c.case_id) == (model, case)]
 st.plotly_chart(figures.drift_timeline(history, own, f"{labels[model]} · {case}"), width="stretch")
 if not own:
     st.text("No persistent change of this case.")
+targets = dict(zip(stored_runs["run_id"], stored_runs["server_target"], strict=True))
 for change in own:
     with st.container(border=True):
         st.text(render.headline(change))
         st.text(change.action)
         widgets.show_text("Evidence: every fingerprint of the last run before the change point against the first after it", change.evidence)
+        st.caption("Next step: hold the server or the model fixed (record and replay, in the README)")
+        st.code(render.next_step(change, golden=str(golden), db=str(db), server_now=targets.get(change.change_run_id)), language="bash")

@@ -31,6 +31,10 @@ st.subheader("Metrics of the runs in scope")
 st.caption("Every metric as the run stored it (per case, per model, per run): the numbers the report, the gate and these pages show.")
 widgets.export_downloads("the metrics", "metrics", lambda file_format: data.metrics_export(db, filters, file_format), enabled=count > 0)
 
+st.subheader("Recorded MCP exchanges of every run")
+st.caption("Each request a behaviour run sent its server and the answer, whole: what `run --replay-run` and `replay-calls` replay.")
+widgets.export_downloads("the recorded MCP exchanges", "run_exchanges", lambda file_format: data.exchanges_export(db, file_format), enabled=count > 0)
+
 st.subheader("Tables")
 tables = {
     "behaviour_runs": data.runs(db),

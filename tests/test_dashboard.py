@@ -153,6 +153,8 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
     assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
     assert any("changed description of search_knowledge_base" in block.value for block in app.code)
+    (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]  # the experiments that tell the causes apart
+    assert "evalcore run --replay-run " in next_step and f"--models {steady}" in next_step and "--url http://127.0.0.1:" in next_step
     rows = list(csv.DictReader(io.StringIO(dashboard_data.changes_csv(dashboard_data.drift(db, None)[1]))))
     server = next(r for r in rows if r["cause"] == "server")
     assert "+" in server["description_diff"] and "changed description of search_knowledge_base" in server["evidence"]
@@ -339,6 +341,7 @@ def test_export_page_offers_every_table_and_the_attempts_as_csv_and_parquet(stor
     buttons = {button.proto.label: button for button in app.get("download_button")}
     assert "Download all attempts as CSV" in buttons and "Download all attempts as Parquet" in buttons
     assert not buttons["Download all attempts as Parquet"].proto.disabled
+    assert not buttons["Download the recorded MCP exchanges as Parquet"].proto.disabled  # the runs' recordings, for replay
     tables = ("behaviour_runs", "matrix", "model_summary", "latency_per_model", "latency_per_tool", "latency_over_time", "flaky_cases", "drift_changes")
     for name in (*tables, "conformance_runs"):
         assert f"Download {name} as CSV" in buttons

@@ -168,9 +168,10 @@ def test_run_refuses_a_shard_it_cannot_place_with_a_usage_error(tmp_path, monkey
     assert main(["run", "--shard", "auto/3", "--shard-dir", "shards"]) == 2
     assert main(["run", "--shard", "1/3"]) == 2
     assert main(["run", "--shard", "1/3", "--shard-dir", "shards", "--out", "r.json"]) == 2
+    assert main(["run", "--shard", "1/3", "--shard-dir", "shards", "--replay-run", "some-run"]) == 2  # a merge would lose replay_of
     errors = capsys.readouterr().err.splitlines()
-    assert [line.split(":")[0] for line in errors] == ["error"] * 3
-    assert "JOB_COMPLETION_INDEX" in errors[0] and "--shard-dir" in errors[1] and "--out" in errors[2]
+    assert [line.split(":")[0] for line in errors] == ["error"] * 4
+    assert "JOB_COMPLETION_INDEX" in errors[0] and "--shard-dir" in errors[1] and "--out" in errors[2] and "--replay-run" in errors[3]
     assert list(tmp_path.iterdir()) == []
 
 

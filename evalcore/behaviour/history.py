@@ -28,6 +28,7 @@ FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
   AND json_extract_string(r.config_json, '$.comparison_arm') IS NULL  -- an arm of `evalcore compare` is no night of the history
+  AND json_extract_string(r.config_json, '$.replay_of') IS NULL  -- nor a replay of a recorded run (`run --replay-run`)
 GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
 """

@@ -44,7 +44,7 @@ from evalcore.mcp.client import McpClient
 from evalcore.mcp.fingerprint import canonical_json, server_fingerprint
 from evalcore.mcp.mrtr import INPUT_CAPABILITIES
 from evalcore.mcp.protocol.tracecontext import conversation_trace
-from evalcore.mcp.target import Target
+from evalcore.mcp.recording import RecordingTarget, ServerTarget
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
 from evalcore.models.pricing import turn_cost
@@ -59,7 +59,8 @@ from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
-from evalcore.taxonomy import ErrorKind, provider_error_kind
+from evalcore.store.exchanges import write_exchanges
+from evalcore.taxonomy import ErrorKind, attempt_error
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
 
@@ -90,6 +91,7 @@ class BehaviourConfig:
     # What the model sees changed of the server's tools (`compare --candidate-tools`, `perturb`); calls go to the real ones
     catalog: CatalogRewrite = field(default_factory=CatalogRewrite)
     comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `compare` or `perturb`: kept out of drift and last-green
+    replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`): kept out of drift and last-green
 
     @property
     def golden_id(self) -> str:
@@ -119,7 +121,7 @@ def case_hash(case: GoldenCase) -> str:
 
 async def run_behaviour(
     config: BehaviourConfig,
-    target: Target,
+    target: ServerTarget,
     *,
     resume_run_id: str | None = None,
     new_run_id: str | None = None,
@@ -135,13 +137,14 @@ async def run_behaviour(
 
 async def _run_behaviour(
     config: BehaviourConfig,
-    target: Target,
+    target: ServerTarget,
     *,
     resume_run_id: str | None,
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> RunReport:
     start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
+    target = recording = RecordingTarget(target)  # every exchange with the server is kept with the run (replayable)
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
         discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
@@ -173,6 +176,8 @@ async def _run_behaviour(
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             store.fail_run(config.db_path, run_id, status=status, error=clip(f"{type(exc).__name__}: {exc}", 500))
             raise
+        finally:
+            write_exchanges(config.db_path, run_id, recording.recorder.take())
         return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
@@ -208,7 +213,7 @@ class ShardRun:
         }
 
 
-async def run_shard(config: BehaviourConfig, target: Target, shard: Shard, *, progress: ProgressCallback | None = None) -> ShardRun:
+async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard, *, progress: ProgressCallback | None = None) -> ShardRun:
     """Run the attempts of one shard of the plan `config` describes, in memory: nothing goes to the store.
 
     The run's date is fixed here (today unless given), since the sim models read it and every shard must agree.
@@ -251,7 +256,7 @@ async def run_shard(config: BehaviourConfig, target: Target, shard: Shard, *, pr
     return ShardRun(shard, identity, run, ordered)
 
 
-async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:
+async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:
     """The server's discover result and tools, the golden set checked against them, and the server's fingerprint."""
     discover, tools = await _server_surface(client, target)
     golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
@@ -259,7 +264,7 @@ async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target
     return discover, tools, golden, server_fingerprint(discover, tools)
 
 
-async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+async def _server_surface(client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     discover = await client.discover()
     if discover.failure is not None and discover.failure.kind in ("connect", "closed"):
         raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
@@ -276,7 +281,7 @@ async def _server_surface(client: McpClient, target: Target) -> tuple[dict[str, 
     return discover.result or {}, tools
 
 
-def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: Target) -> contextlib.AbstractContextManager[FaultProxy | None]:
+def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarget) -> contextlib.AbstractContextManager[FaultProxy | None]:
     """The fault proxy in front of the target, when any case injects a fault."""
     if not any(case.inject is not None for case in golden.cases):
         return contextlib.nullcontext()
@@ -455,10 +460,11 @@ async def _attempt_record(
             transcript = replace(transcript, state=await read_state(client, item.case.expect_state))
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric
     judge: JudgeVerdict | None = None
-    error_kind: ErrorKind | None = provider_error_kind(transcript.stop_reason)
-    error_reason = clip(f"provider error: {transcript.error}", 500) if error_kind else None
+    errored = attempt_error(transcript.stop_reason, transcript.error, [(e.error_type, e.error) for e in transcript.executions])
+    error_kind: ErrorKind | None = errored[0] if errored else None
+    error_reason = clip(errored[1], 500) if errored else None
     judge_expected = config.judge is not None and bool(rubric)
-    if judge_expected and config.judge is not None and transcript.stop_reason == "final":
+    if judge_expected and config.judge is not None and transcript.stop_reason == "final" and error_kind is None:
         from evalcore.models.judge import judge_answer
 
         try:
@@ -575,5 +581,6 @@ def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
         "use_cache": config.use_cache,
         **({"catalog": config.catalog.to_json()} if config.catalog.to_json() else {}),
         **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
+        **({"replay_of": config.replay_of} if config.replay_of else {}),
         "started": datetime.now(UTC).isoformat(),
     }

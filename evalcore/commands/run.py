@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from evalcore.behaviour.runner import BehaviourConfig
     from evalcore.behaviour.shards import Shard
     from evalcore.commands.progress import Progress
-    from evalcore.mcp.target import Target
+    from evalcore.mcp.recording import ReplayTarget, ServerTarget
     from evalcore.models.limits import LimitsTable
     from evalcore.models.types import ModelSpec
     from evalcore.records import RunReport
@@ -34,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--server", metavar="NAME", help="a configured server: reference")
     target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
     target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    parser.add_argument(
+        "--replay-run",
+        metavar="RUN_ID",
+        help="contact no server: serve the tool catalog and tool results recorded by this stored run (--db); a call it lacks is errored",
+    )
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
@@ -58,7 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         metavar="R",
-        help="share of attempts that may error (provider or judge failure) and the run still pass its gate; it is never a baseline then (default 0)",
+        help=(
+            "share of attempts that may error (provider or judge failure, a call not in a replayed recording) and the run still "
+            "pass its gate; it is never a baseline then (default 0)"
+        ),
     )
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="the date the run stands for (default today)")
     parser.add_argument("--require-case-gates", action="store_true", help="also exit 1 when a case misses its gate (hard 5/5, soft 4/5)")
@@ -141,6 +149,12 @@ def command(args: argparse.Namespace) -> int:
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     shard = _shard(args)
+    if args.replay_run and (args.url or args.stdio or args.server or args.header or args.server_env):
+        raise ConfigError(
+            "--replay-run serves a stored run's recording and contacts no server: give no --url, --stdio, --server, --header or --server-env with it"
+        )
+    if args.replay_run and shard is not None:
+        raise ConfigError("--replay-run does not combine with --shard: replay the run on one machine")
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
     # the runner checks the tool names again once the server has listed its tools.
     if args.header and args.stdio:
@@ -152,6 +166,7 @@ def command(args: argparse.Namespace) -> int:
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
+    replayed = replay_target(args.db, args.replay_run) if args.replay_run else None
 
     from evalcore.models.adapter import start_litellm_import
 
@@ -180,16 +195,19 @@ def command(args: argparse.Namespace) -> int:
         limits=Limits(read_timeout=max(30.0, args.timeout)),
         fault_timeout_s=args.fault_timeout,
         golden_limits=golden_limits,
+        replay_of=args.replay_run,
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None
     if server is None and not (args.url or args.stdio):
         server = "reference"
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
-    with (
-        resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env) as target,
-        contextlib.closing(progress),
-    ):
+    served = (
+        contextlib.nullcontext(replayed)
+        if replayed is not None
+        else resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env)
+    )
+    with served as target, contextlib.closing(progress):
         if shard is not None:
             return _run_shard(config, target, shard, args.shard_dir, progress)
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
@@ -245,7 +263,7 @@ def _shard(args: argparse.Namespace) -> Shard | None:
     return shard
 
 
-def _run_shard(config: BehaviourConfig, target: Target, shard: Shard, folder: Path, progress: Progress) -> int:
+def _run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard, folder: Path, progress: Progress) -> int:
     import asyncio
 
     from evalcore.behaviour.runner import run_shard
@@ -258,6 +276,19 @@ def _run_shard(config: BehaviourConfig, target: Target, shard: Shard, folder: Pa
     errored = sum(record.errored for record in result.records)
     print(f"shard {shard}: {len(result.records)} attempts ({errored} errored) written to {path}; `evalcore merge` joins the shards")
     return 0
+
+
+def replay_target(db: Path, run_id: str) -> ReplayTarget:
+    """The recorded server of a stored run (`--replay-run`); a one-line error for an unknown run or one without a recording."""
+    from evalcore.mcp.recording import ReplayTarget
+    from evalcore.store.behaviour import load_run
+    from evalcore.store.exchanges import load_exchanges
+
+    load_run(db, run_id)  # an unknown run: StoreError, one line
+    exchanges = load_exchanges(db, run_id)
+    if not any(exchange.method == "tools/list" and exchange.answer for exchange in exchanges):
+        raise ConfigError(f"run {run_id} in {db} has no recorded tool list to replay (it was made before evalcore recorded MCP exchanges)")
+    return ReplayTarget(run_id, exchanges)
 
 
 def _parse_date(text: str) -> date:

@@ -21,6 +21,7 @@ from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.paths import golden_file
+from evalcore.store import exchanges
 
 TTL_S = 10
 
@@ -141,6 +142,12 @@ def metrics(db: Path, filters: AttemptFilters) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def metrics_export(db: Path, filters: AttemptFilters, file_format: Literal["csv", "parquet"]) -> bytes:
     return queries.metrics_export(db, filters, file_format)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def exchanges_export(db: Path, file_format: Literal["csv", "parquet"]) -> bytes:
+    """Every behaviour run's recorded MCP exchanges (`evalcore.store.exchanges`)."""
+    return exchanges.exchanges_export(db, file_format)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

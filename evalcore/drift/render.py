@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from evalcore.drift.types import Change
 
 
@@ -36,4 +38,27 @@ def headline(change: Change) -> str:
         f"after {rate_text(change.after_passes, change.after_attempts, change.after_interval)}; "
         f"p = {change.p_value:.2g}, q = {change.q_value:.2g} ({correction} over {change.tests} test(s) that night); "
         f"found on {change.detected_date}, {change.delay_runs} run(s) in; {status}."
+    )
+
+
+def next_step(change: Change, *, golden: str, db: str, server_now: str | None) -> str:
+    """The two experiments that tell a model change from a server change (README "record and replay"), as commands.
+
+    The last run before the change point holds its server's answers: replayed to today's model with no server, a
+    drop that stays is the model's; its calls sent to today's server (`server_now`, the change run's target), an
+    answer that changed is the server's.
+    """
+    last_good = shlex.quote(change.last_good_run_id)
+    if server_now and server_now.startswith(("http://", "https://")):
+        target = f"--url {shlex.quote(server_now)}"
+    elif server_now and server_now.startswith("stdio: "):
+        target = f"--stdio {shlex.quote(server_now.removeprefix('stdio: '))}"
+    else:
+        target = "--url URL_OF_THE_SERVER_NOW"
+    store = f"--db {shlex.quote(db)}"
+    return (
+        f"# the server as run {change.last_good_run_id} recorded it, today's model: a drop that stays is the model's\n"
+        f"evalcore run --replay-run {last_good} --golden {shlex.quote(golden)} --models {shlex.quote(change.model)} {store}\n"
+        f"# the calls of run {change.last_good_run_id}, sent to today's server: a changed answer is the server's\n"
+        f"evalcore replay-calls {last_good} {target} {store}"
     )

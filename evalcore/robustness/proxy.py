@@ -39,7 +39,7 @@ from starlette.routing import Route
 
 from evalcore.errors import TargetError
 from evalcore.mcp.client import McpClient
-from evalcore.mcp.target import Target
+from evalcore.mcp.recording import ServerTarget
 from evalcore.mcp.transport.base import Limits, Transport
 from evalcore.robustness.model import CALL_FAULTS, Injection
 from evalcore.robustness.rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
@@ -71,7 +71,7 @@ class _AttemptState:
 class FaultProxy:
     """The proxy app plus its per-attempt plans; start it with `running_fault_proxy`."""
 
-    def __init__(self, target: Target, *, hold_s: float, limits: Limits | None = None) -> None:
+    def __init__(self, target: ServerTarget, *, hold_s: float, limits: Limits | None = None) -> None:
         self.target = target
         self.hold_s = hold_s
         self.limits = limits or Limits()
@@ -223,7 +223,7 @@ def _json_rpc(message: dict[str, Any]) -> Response:
 
 
 @contextlib.contextmanager
-def running_fault_proxy(target: Target, *, hold_s: float, limits: Limits | None = None) -> Iterator[FaultProxy]:
+def running_fault_proxy(target: ServerTarget, *, hold_s: float, limits: Limits | None = None) -> Iterator[FaultProxy]:
     """Serve a `FaultProxy` for `target` on a free loopback port, on its own thread; stop it afterwards."""
     proxy = FaultProxy(target, hold_s=hold_s, limits=limits)
     config = uvicorn.Config(proxy.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)

@@ -25,10 +25,9 @@ from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
 from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, MetricSet, RobustnessScore, RunReport, Score, ToolCall
-from evalcore.store.db import connect
+from evalcore.store.db import connect, insert_rows
 
 STALE_AFTER = timedelta(minutes=10)
-INSERT_CHUNK_ROWS = 100  # rows per INSERT statement
 # What `attempts` holds per attempt (its scores are rows of `attempt_scores`).
 WRITTEN_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
@@ -110,8 +109,8 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord], *,
                 )
             # Multi-row INSERTs, not executemany: DuckDB runs executemany's statement once per row
             # (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
-            _insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
-            _insert_rows(connection, "attempt_scores", SCORE_COLUMNS, score_rows)
+            insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
+            insert_rows(connection, "attempt_scores", SCORE_COLUMNS, score_rows)
             connection.execute("UPDATE behaviour_runs SET heartbeat_at = ?, pid = ? WHERE run_id = ?", [now, os.getpid(), run_id])
             connection.execute("COMMIT")
         except duckdb.Error as exc:
@@ -190,7 +189,7 @@ def accept_baseline(path: Path, run_id: str) -> dict[str, Any]:
 def _replace_metrics(connection: duckdb.DuckDBPyConnection, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
     rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
     connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
-    _insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
+    insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
 
 
 def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
@@ -353,6 +352,7 @@ def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run
             "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND (passed OR baseline_accepted_at IS NOT NULL) "
             "AND report_json IS NOT NULL "
             "AND json_extract_string(config_json, '$.comparison_arm') IS NULL "  # an arm of `evalcore compare` is never a baseline
+            "AND json_extract_string(config_json, '$.replay_of') IS NULL "  # nor a replay of a recorded run (`run --replay-run`)
             "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR run_id <> ?) ORDER BY started_at DESC LIMIT 1",
             [golden_path, golden_path, exclude_run, exclude_run],
         ).fetchone()
@@ -395,14 +395,6 @@ def robustness_from_row(row: Mapping[str, Any]) -> RobustnessScore | None:
 
 def _qualified(alias: str) -> str:
     return ", ".join(f"{alias}.{column.strip()}" for column in ATTEMPT_COLUMNS.split(","))
-
-
-def _insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
-    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
-    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-        chunk = rows[start : start + INSERT_CHUNK_ROWS]
-        values = ", ".join(placeholders for _ in chunk)
-        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
 
 
 def stored_scores(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple[str, str, int], tuple[Score, ...]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -314,9 +314,23 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         evalcore_version VARCHAR NOT NULL
     );
     """,
+    # 12: record and replay (evalcore.mcp.recording): every MCP request of a behaviour run and the server's answer, in full.
+    """
+    CREATE TABLE run_exchanges (
+        run_id VARCHAR NOT NULL,
+        sequence INTEGER NOT NULL,         -- the order the answers came in, over the run (a resume continues it)
+        method VARCHAR NOT NULL,           -- server/discover, tools/list, tools/call, ...
+        params_json VARCHAR NOT NULL,      -- the request's params without _meta, canonical JSON
+        answer_json VARCHAR,               -- {"result": ...} or {"error": ...}; NULL when no usable answer came
+        failure VARCHAR,                   -- the transport failure (kind: detail) when no usable answer came
+        conversation VARCHAR,              -- the trace id the request carried (one attempt's conversation is one trace)
+        PRIMARY KEY (run_id, sequence)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
+INSERT_CHUNK_ROWS = 100  # rows per INSERT statement: one statement per row (executemany) is ~50 times slower
 # Two threads of one process opening a fresh store at once (two runs side by side) would both migrate it and conflict.
 _MIGRATING = threading.Lock()
 
@@ -353,6 +367,15 @@ class _RedactingConnection:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._connection, name)
+
+
+def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Insert `rows` (values in the order of `columns`), many rows per statement; `table` and `columns` are the caller's constants."""
+    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
+    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+        chunk = rows[start : start + INSERT_CHUNK_ROWS]
+        values = ", ".join(placeholders for _ in chunk)
+        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:

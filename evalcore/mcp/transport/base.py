@@ -27,6 +27,7 @@ FailureKind = Literal[
     "stream_cut",  # the response stream ended before the response arrived
     "closed",  # the server process exited or the connection closed
     "protocol",  # HTTP-level nonsense the client cannot use
+    "not_recorded",  # a replayed server's recording lacks the request (evalcore.mcp.recording)
 ]
 
 
