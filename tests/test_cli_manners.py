@@ -15,7 +15,22 @@ from evalcore.commands.progress import Progress
 from evalcore.models.limits import CallCounters
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ("conformance", "run", "merge", "compare", "gate", "baseline", "runs", "drift", "demo", "dashboard", "ci-summary", "migrate-scan")
+SUBCOMMANDS = (
+    "conformance",
+    "run",
+    "merge",
+    "replay-calls",
+    "compare",
+    "perturb",
+    "gate",
+    "baseline",
+    "runs",
+    "drift",
+    "demo",
+    "dashboard",
+    "ci-summary",
+    "migrate-scan",
+)
 
 
 def _evalcore(*args: str, stdout: int | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
