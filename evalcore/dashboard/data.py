@@ -8,6 +8,7 @@ time without hammering the file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,12 +16,15 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.behaviour import history
+from evalcore.compare.overrides import catalog_diff, seen_catalog
+from evalcore.compare.stored import stored_comparison
 from evalcore.dashboard import progress, queries
 from evalcore.dashboard.queries import AttemptFilters
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.paths import golden_file
+from evalcore.store.comparisons import list_comparisons
 
 TTL_S = 10
 
@@ -273,3 +277,63 @@ def expected_behaviour(golden_path: str, case_id: str) -> dict[str, Any] | None:
                 "rubric": case.rubric,
             }
     return None
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_list(db: Path, filters: queries.RunFilters) -> pd.DataFrame:
+    return queries.run_list(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_models(db: Path) -> list[str]:
+    return queries.run_models(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def stored_comparisons(db: Path) -> list[dict[str, Any]]:
+    """Every comparison `evalcore compare` stored, newest first, each with its report (`report`)."""
+    return list_comparisons(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def comparison(db: Path, baseline_run_id: str, candidate_run_id: str, alpha: float) -> dict[str, Any]:
+    """The comparison of two stored runs as `evalcore compare --baseline-run --candidate-run` computes it (its JSON, without
+    being stored); an `EvalcoreError` saying why two runs cannot be compared (Streamlit caches no exception)."""
+    return stored_comparison(db, baseline_run_id, candidate_run_id, alpha=alpha, comparison_id="(not stored)").to_json()
+
+
+COMPARISON_COLUMNS = (
+    "model", "case_id", "baseline_passed", "baseline_scored", "baseline_errored", "candidate_passed", "candidate_scored", "candidate_errored",
+    "delta", "ci_low", "ci_high", "p_value", "q_value", "verdict", "runs_needed",
+)  # fmt: skip
+
+
+def comparison_frames(report: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A comparison's JSON (docs/compare.schema.json) as two tables: per (model, case), and per model (`case_id` empty)."""
+
+    def rows(entries: Any) -> pd.DataFrame:
+        table = [
+            {
+                "model": entry["model"],
+                "case_id": entry.get("case"),
+                **{f"{arm}_{count}": entry[arm].get(count) for arm in ("baseline", "candidate") for count in ("passed", "scored", "errored")},
+                "delta": entry.get("delta"),
+                "ci_low": (entry.get("ci") or [None, None])[0],
+                "ci_high": (entry.get("ci") or [None, None])[1],
+                "p_value": entry.get("pValue"),
+                "q_value": entry.get("qValue"),
+                "verdict": entry["verdict"],
+                "runs_needed": entry.get("runsNeeded"),
+            }
+            for entry in entries or []
+        ]
+        return pd.DataFrame(table, columns=list(COMPARISON_COLUMNS))
+
+    return rows(report.get("cases")), rows(report.get("models")).drop(columns=["case_id"])
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def catalog_differences(db: Path, baseline_run_id: str, candidate_run_id: str) -> dict[str, str]:
+    """Per server tool, how what the models saw differs between two runs (a rename, the description diff); {} for none."""
+    seen = [seen_catalog(*queries.run_catalog(db, run_id)) for run_id in (baseline_run_id, candidate_run_id)]
+    return catalog_diff(seen[0], seen[1])
