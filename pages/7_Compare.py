@@ -59,10 +59,11 @@ if chosen_stored != NEW:
 else:
     widgets.from_url("compare_baseline", "baseline", run_ids)
     widgets.from_url("compare_candidate", "candidate", run_ids)
+    first_baseline, first_candidate = data.default_pair(complete)
     if st.session_state.get("compare_candidate") not in run_ids:
-        st.session_state["compare_candidate"] = run_ids[0]  # the newest finished run ...
+        st.session_state["compare_candidate"] = first_candidate
     if st.session_state.get("compare_baseline") not in run_ids:
-        st.session_state["compare_baseline"] = run_ids[min(1, len(run_ids) - 1)]  # ... against the one before it
+        st.session_state["compare_baseline"] = first_baseline
     baseline = str(sidebar.selectbox("Baseline run", run_ids, key="compare_baseline", format_func=run_label.__getitem__))
     candidate = str(sidebar.selectbox("Candidate run", run_ids, key="compare_candidate", format_func=run_label.__getitem__))
     widgets.to_url("compare_baseline", "baseline", baseline)

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evalcore.behaviour.history import run_points
 from evalcore.cli import main
 from evalcore.compare.overrides import catalog_diff, seen_catalog
 from evalcore.dashboard import data, queries
@@ -26,6 +27,7 @@ RUNS = str(ROOT / "pages" / "6_Runs.py")
 COMPARE = str(ROOT / "pages" / "7_Compare.py")
 LATENCY = str(ROOT / "pages" / "1_Latency_and_cost.py")
 FLAKY = str(ROOT / "pages" / "3_Flaky_cases.py")
+DRIFT = str(ROOT / "pages" / "2_Drift.py")
 
 # sim/lexical misses the knowledge-base case under the server's own words and finds it under the override's.
 GOLDEN = """\
@@ -224,3 +226,26 @@ def test_what_the_models_saw_differently_names_renames_and_diffs_descriptions():
     candidate = seen_catalog(tools, {"search": {"description": "Search articles.", "name": "find_article"}, "get_weather": {"description": None, "name": None}})
     assert catalog_diff(baseline, candidate) == {"search": "shown as find_article (was search)\n--- baseline\n+++ candidate\n-Search.\n+Search articles."}
     assert catalog_diff(baseline, seen_catalog(tools[:1], {})) == {"search": "removed tool search"}
+
+
+def test_the_drift_and_flaky_pages_reopen_the_view_their_url_names(demo_db, monkeypatch):
+    db, _ = demo_db
+    flaky = queries.flaky_cases(db)
+    assert len(flaky) >= 2, flaky
+    second = flaky.iloc[1]  # not the page's default pick (the flakiest)
+    app = _app(FLAKY, db, monkeypatch, model=str(second["model"]), case=str(second["case_id"]))
+    assert app.selectbox(key="flaky_pick").value == 1
+    models = sorted({point.model for point in run_points(db)})
+    app = _app(DRIFT, db, monkeypatch, models=models[0], min_baseline="3")
+    assert app.sidebar.multiselect(key="drift_models").value == [models[0]] and app.sidebar.number_input(key="drift_min_baseline").value == 3
+    app.sidebar.number_input(key="drift_min_baseline").set_value(2).run(timeout=120)
+    assert "min_baseline" not in app.query_params and app.query_params["models"] in (models[0], [models[0]])
+
+
+def test_the_compare_page_opens_on_two_runs_of_one_golden_set_by_default(recorded, monkeypatch):
+    app = _app(COMPARE, recorded.db, monkeypatch)
+    assert not app.error and {app.sidebar.selectbox(key="compare_baseline").value, app.sidebar.selectbox(key="compare_candidate").value} == {
+        recorded.baseline,
+        recorded.candidate,
+    }
+    assert app.query_params["baseline"] in (recorded.baseline, [recorded.baseline], recorded.candidate, [recorded.candidate])

@@ -337,3 +337,14 @@ def catalog_differences(db: Path, baseline_run_id: str, candidate_run_id: str) -
     """Per server tool, how what the models saw differs between two runs (a rename, the description diff); {} for none."""
     seen = [seen_catalog(*queries.run_catalog(db, run_id)) for run_id in (baseline_run_id, candidate_run_id)]
     return catalog_diff(seen[0], seen[1])
+
+
+def default_pair(finished: pd.DataFrame) -> tuple[str, str]:
+    """(baseline, candidate) the Compare page opens with: the newest finished run of a golden set with two or more, and
+    the one of that set before it (a `run_list` frame, newest first; with no such set, the newest two runs)."""
+    for candidate, golden_path in zip(finished["run_id"], finished["golden_path"], strict=True):
+        same_set = [run_id for run_id, path in zip(finished["run_id"], finished["golden_path"], strict=True) if path == golden_path and run_id != candidate]
+        if same_set:
+            return str(same_set[0]), str(candidate)
+    run_ids = [str(run_id) for run_id in finished["run_id"]]
+    return run_ids[min(1, len(run_ids) - 1)], run_ids[0]
