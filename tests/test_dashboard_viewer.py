@@ -18,7 +18,7 @@ from evalcore.behaviour.history import run_points
 from evalcore.cli import main
 from evalcore.compare.overrides import catalog_diff, seen_catalog
 from evalcore.dashboard import data, queries
-from evalcore.dashboard.queries import RunFilters
+from evalcore.dashboard.queries import AttemptFilters, RunFilters
 from evalcore.scoring.gate import run_status
 from evalcore.store.behaviour import create_run, fail_run
 
@@ -230,13 +230,14 @@ def test_what_the_models_saw_differently_names_renames_and_diffs_descriptions():
 
 def test_the_drift_and_flaky_pages_reopen_the_view_their_url_names(demo_db, monkeypatch):
     db, _ = demo_db
-    flaky = queries.flaky_cases(db)
+    nightly = str(queries.runs(db)["golden_path"].value_counts().index[0])  # the set with the longest history
+    flaky = queries.flaky_cases(db, AttemptFilters(golden_path=nightly))
     assert len(flaky) >= 2, flaky
     second = flaky.iloc[1]  # not the page's default pick (the flakiest)
-    app = _app(FLAKY, db, monkeypatch, model=str(second["model"]), case=str(second["case_id"]))
+    app = _app(FLAKY, db, monkeypatch, golden=nightly, model=str(second["model"]), case=str(second["case_id"]))
     assert app.selectbox(key="flaky_pick").value == 1
-    models = sorted({point.model for point in run_points(db)})
-    app = _app(DRIFT, db, monkeypatch, models=models[0], min_baseline="3")
+    models = sorted({point.model for point in run_points(db, golden_path=nightly)})
+    app = _app(DRIFT, db, monkeypatch, golden=nightly, models=models[0], min_baseline="3")
     assert app.sidebar.multiselect(key="drift_models").value == [models[0]] and app.sidebar.number_input(key="drift_min_baseline").value == 3
     app.sidebar.number_input(key="drift_min_baseline").set_value(2).run(timeout=120)
     assert "min_baseline" not in app.query_params and app.query_params["models"] in (models[0], [models[0]])
