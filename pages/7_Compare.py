@@ -79,14 +79,13 @@ else:
         st.stop()
 
 cases, models = data.comparison_frames(report)
-counts = {verdict: int((cases["verdict"] == verdict).sum()) for verdict in VERDICT_TEXT}
-summary = f"{counts['better']} better, {counts['worse']} worse, {counts['no_difference']} no difference, {counts['inconclusive']} inconclusive"
+summary = f"cases: {data.verdict_counts(cases)}; models, their cases pooled: {data.verdict_counts(models)}"
 runs = f"{report['runs']} runs per case" if report.get("runs") is not None else "runs per case differ between the runs"
 st.text(f"baseline {report['baselineRunId']} · candidate {report['candidateRunId']} · {report['goldenPath']} · {runs} · alpha {report['alpha']:g}")
 if report.get("failed"):
-    st.error(f"Something is significantly worse, or could not be measured: {summary} (cases).")
+    st.error(f"Something is significantly worse, or could not be measured: {summary}.")
 else:
-    st.success(f"Nothing is significantly worse: {summary} (cases).")
+    st.success(f"Nothing is significantly worse: {summary}.")
 
 left, right = st.columns(2)
 for column, arm, run_id in ((left, "Baseline", report["baselineRunId"]), (right, "Candidate", report["candidateRunId"])):

@@ -332,6 +332,12 @@ def comparison_frames(report: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataF
     return rows(report.get("cases")), rows(report.get("models")).drop(columns=["case_id"])
 
 
+def verdict_counts(verdicts: pd.DataFrame) -> str:
+    """ "1 better, 0 worse, 3 no difference, 0 inconclusive": a `comparison_frames` table's verdicts counted."""
+    counts = {verdict: int((verdicts["verdict"] == verdict).sum()) for verdict in ("better", "worse", "no_difference", "inconclusive")}
+    return f"{counts['better']} better, {counts['worse']} worse, {counts['no_difference']} no difference, {counts['inconclusive']} inconclusive"
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def catalog_differences(db: Path, baseline_run_id: str, candidate_run_id: str) -> dict[str, str]:
     """Per server tool, how what the models saw differs between two runs (a rename, the description diff); {} for none."""
