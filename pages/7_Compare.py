@@ -89,8 +89,11 @@ else:
 
 left, right = st.columns(2)
 for column, arm, run_id in ((left, "Baseline", report["baselineRunId"]), (right, "Candidate", report["candidateRunId"])):
+    cells = data.matrix(db, AttemptFilters(run_id=run_id))
     column.subheader(f"{arm}: run {run_id}")
-    column.plotly_chart(figures.matrix_heatmap(data.matrix(db, AttemptFilters(run_id=run_id))), width="stretch", key=f"compare_matrix_{arm}")
+    column.plotly_chart(figures.matrix_heatmap(cells), width="stretch", key=f"compare_matrix_{arm}")
+    with column:
+        widgets.download(cells.drop(columns=["server_fingerprint"]), f"matrix_{arm.lower()}", label=f"Download the {arm.lower()} matrix as CSV")
 st.subheader("Delta: candidate − baseline")
 event = st.plotly_chart(figures.delta_heatmap(cases), on_select="rerun", selection_mode="points", key="compare_delta", width="stretch")
 st.caption('Green: significantly better, red: significantly worse; grey "n.s.": no significant difference; "inconclusive": an arm scored nothing.')
@@ -110,6 +113,8 @@ if clicked in pairs and st.session_state.get("_compare_clicked") != clicked:
 model_column, case_column = st.columns(2)
 model_choices = sorted({model for model, _ in pairs})
 widgets.from_url("compare_model", "model", model_choices)
+if st.session_state.get("compare_model") not in model_choices:  # another comparison, other models
+    st.session_state["compare_model"] = model_choices[0]
 model = str(model_column.selectbox("Model", model_choices, key="compare_model", format_func=lambda m: figures.model_label(m, m.startswith("sim/"))))
 case_choices = [case for m, case in pairs if m == model]
 widgets.from_url("compare_case", "case", case_choices)
