@@ -272,8 +272,8 @@ def test_a_shared_runs_url_reopens_its_filters_and_pick_and_opens_the_two_runs_o
         return {text: Array.from(gd.data[2].text), z: z}; }"""
     )
     assert "-1.00 n.s." in delta["text"] and all(value is None for row in delta["z"] for value in row), delta
-    # Pooled over its 28 cases, the drifting model is significantly worse, and the page says so first.
-    expect(page.get_by_text("cases: 0 better, 0 worse, 56 no difference, 0 inconclusive; models, their cases pooled: 0 better, 1 worse")).to_be_visible()
+    # Pooled over their 28 cases, both models are significantly worse (the description change hit both), and the page says so first.
+    expect(page.get_by_text("cases: 0 better, 0 worse, 56 no difference, 0 inconclusive; models, their cases pooled: 0 better, 2 worse")).to_be_visible()
     shared = page.url
     page.goto(shared)  # the URL alone reopens the same view
     expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
