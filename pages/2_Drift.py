@@ -27,20 +27,26 @@ if not options["models"]:
 stored_runs = data.runs(db)
 run_counts = stored_runs["golden_path"].value_counts()
 golden_choices = sorted(options.get("golden_paths", []), key=lambda path: (-int(run_counts.get(path, 0)), str(path)))  # the longest history first
+widgets.from_url("drift_golden", "golden", golden_choices)
 golden = st.sidebar.selectbox("Golden set", golden_choices, key="drift_golden")
+widgets.to_url("drift_golden", "golden", golden)
+widgets.from_url("drift_min_baseline", "min_baseline", range(1, DEFAULTS.window - DEFAULTS.min_after + 1), parse=int)
+st.session_state.setdefault("drift_min_baseline", DEFAULTS.min_baseline)
 min_baseline = int(
     st.sidebar.number_input(
         "Minimum baseline (runs)",
         min_value=1,
         max_value=DEFAULTS.window - DEFAULTS.min_after,
-        value=DEFAULTS.min_baseline,
         key="drift_min_baseline",
         help=f"Runs before a change point for it to be tested; {DEFAULTS.min_baseline} was chosen by bench/drift_sim.py.",
     )
 )
+widgets.to_url("drift_min_baseline", "min_baseline", min_baseline if min_baseline != DEFAULTS.min_baseline else None)
 points, changes = data.drift(db, str(golden) if golden else None, min_baseline)
 models = sorted({p.model for p in points})
+widgets.from_url("drift_models", "models", models, many=True)
 chosen_models = st.sidebar.multiselect("Models", models, key="drift_models", placeholder="all models")
+widgets.to_url("drift_models", "models", chosen_models)
 if chosen_models:
     points = [p for p in points if p.model in chosen_models]
     changes = [c for c in changes if c.model in chosen_models]
@@ -72,14 +78,7 @@ st.dataframe(
     width="stretch",
     column_config={name: st.column_config.Column(name, width=width) for name, width in data.CHANGES_TABLE_WIDTHS.items()},
 )
-st.download_button(
-    "Download the changes with their evidence as CSV",
-    data.changes_csv(changes),
-    file_name="drift_changes.csv",
-    mime="text/csv",
-    key="download_drift_changes",
-    disabled=not changes,
-)
+widgets.download(data.changes_frame(changes), "drift_changes", label="Download the changes with their evidence as CSV")
 
 st.subheader("Every case over time")
 event = st.plotly_chart(figures.drift_overview(points, changes), on_select="rerun", selection_mode="points", key="drift_overview", width="stretch")

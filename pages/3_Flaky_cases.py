@@ -33,6 +33,11 @@ row = widgets.table(flaky, "flaky_cases", selectable=True)
 
 st.subheader("Drill-down")
 rows = list(flaky.itertuples(index=False))
+pairs = [(str(r.model), str(r.case_id)) for r in rows]
+wanted = (st.query_params.get("model"), st.query_params.get("case"))
+if wanted in pairs and st.session_state.get("_flaky_from_url") != wanted:  # a shared link: applied once, then the picker is the user's
+    st.session_state["_flaky_from_url"] = wanted
+    st.session_state["flaky_pick"] = pairs.index(wanted)
 if row is not None and st.session_state.get("_applied_row") != row:
     st.session_state["_applied_row"] = row
     st.session_state["flaky_pick"] = row
@@ -43,6 +48,8 @@ pick = st.selectbox(
     format_func=lambda i: f"{figures.model_label(str(rows[i].model), bool(rows[i].simulated))} · {rows[i].case_id} · {int(rows[i].passes)}/{int(rows[i].runs)}",
 )
 model, case = str(rows[pick].model), str(rows[pick].case_id)
+st.query_params["model"], st.query_params["case"] = model, case
+st.session_state["_flaky_from_url"] = (model, case)
 runs = data.pair_runs(db, model, case, filters)
 failed = runs[runs["passes"] < runs["runs"]]
 st.caption(f"Runs in which {case} failed at least once ({len(failed)} of {len(runs)}), newest first.")

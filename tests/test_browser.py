@@ -23,6 +23,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from evalcore.commands.dashboard import streamlit_command
+from evalcore.dashboard import queries
 from tests.builders import finish_recorded_run
 from tests.waiting import wait_for_exit, wait_for_http
 
@@ -244,13 +245,39 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
-    assert pages == ["Matrix", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
+    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
     # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
     expect(
         page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
     ).to_be_visible()
     texts = page.locator("[data-testid=stText]").all_inner_texts()
     assert texts and not [text for text in texts if "`" in text or "/pytest-" in text], texts
+
+
+def test_a_shared_runs_url_reopens_its_filters_and_pick_and_opens_the_two_runs_on_the_compare_page(dashboard, demo_db, page):
+    nightly = queries.run_list(demo_db[0], queries.RunFilters(golden_paths=("golden/tasks.yaml",), kinds=("run",)))
+    older, newer = str(nightly["run_id"].iloc[-1]), str(nightly["run_id"].iloc[0])  # the first night and the last
+    page.goto(f"{dashboard}/Runs?golden=golden/tasks.yaml&kind=run&runs={newer}&runs={older}")
+    expect(page.get_by_text(f"{len(nightly)} of ", exact=False).first).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(f"baseline {older} · candidate {newer}")).to_be_visible()
+    page.get_by_role("button", name="Compare these two runs").click()
+    expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
+    assert f"baseline={older}" in page.url and f"candidate={newer}" in page.url
+    expect(page.locator(".js-plotly-plot")).to_have_count(3, timeout=120_000)  # both matrices and the delta matrix
+    # The delta matrix colours only the significant cells. Between two single nights (5 attempts each) even the drifting
+    # model's 5/5 -> 0/5 drops are not significant once corrected across the 56 cases: they read "-1.00 n.s." on grey.
+    delta = page.evaluate(
+        """() => { const gd = document.querySelectorAll('.js-plotly-plot')[2];
+        const z = Array.from(gd.data[1].z, row => Array.from(row, v => (v === null || Number.isNaN(v)) ? null : v));
+        return {text: Array.from(gd.data[2].text), z: z}; }"""
+    )
+    assert "-1.00 n.s." in delta["text"] and all(value is None for row in delta["z"] for value in row), delta
+    # Pooled over their 28 cases, both models are significantly worse (the description change hit both), and the page says so first.
+    expect(page.get_by_text("cases: 0 better, 0 worse, 56 no difference, 0 inconclusive; models, their cases pooled: 0 better, 2 worse")).to_be_visible()
+    shared = page.url
+    page.goto(shared)  # the URL alone reopens the same view
+    expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(f"baseline {older} · candidate {newer} · golden/tasks.yaml", exact=False)).to_be_visible()
 
 
 def test_a_sim_run_launched_from_the_run_page_completes_and_shows_in_the_matrix(dashboard, page):

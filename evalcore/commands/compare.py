@@ -88,23 +88,10 @@ def _compare_stored(args: argparse.Namespace) -> Comparison:
     given = [f"--{name.replace('_', '-')}" for name in LIVE_OPTIONS if getattr(args, name) is not None]
     if given:
         raise ConfigError(f"{given[0]} runs a new comparison; it does not combine with --baseline-run and --candidate-run")
-    from evalcore.store.behaviour import load_run
+    from evalcore.compare.stored import stored_comparison
+    from evalcore.store.behaviour import new_run_id
 
-    if args.baseline_run == args.candidate_run:
-        raise ConfigError(f"--baseline-run and --candidate-run are both {args.baseline_run}; compare two different runs")
-    baseline, candidate = load_run(args.db, args.baseline_run), load_run(args.db, args.candidate_run)
-    for run in (baseline, candidate):
-        if run["effective_status"] != "complete":
-            raise ConfigError(f"run {run['run_id']} is {run['effective_status']}, not complete: only finished runs have their metrics stored")
-    if baseline["golden_path"] != candidate["golden_path"]:
-        raise ConfigError(
-            f"run {baseline['run_id']} ran {baseline['golden_path']} and run {candidate['run_id']} ran {candidate['golden_path']}: "
-            "a comparison needs one golden set"
-        )
-    runs = int(baseline["runs"]) if baseline["runs"] == candidate["runs"] else None
-    return _comparison(
-        args, str(baseline["golden_path"]), {"kind": "run", "source": f"stored run {candidate['run_id']}"}, runs, args.baseline_run, args.candidate_run
-    )
+    return stored_comparison(args.db, args.baseline_run, args.candidate_run, alpha=args.alpha, comparison_id=f"cmp-{new_run_id()}")
 
 
 def _compare_live(args: argparse.Namespace) -> Comparison:
@@ -176,22 +163,7 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
 def _comparison(
     args: argparse.Namespace, golden_path: str, source: dict[str, Any], runs: int | None, baseline_run_id: str, candidate_run_id: str
 ) -> Comparison:
-    from evalcore.compare.verdicts import compare_runs
-    from evalcore.store.behaviour import load_metrics, new_run_id
+    from evalcore.compare.stored import comparison_of
+    from evalcore.store.behaviour import new_run_id
 
-    metrics = {}
-    for run_id in (baseline_run_id, candidate_run_id):
-        metrics[run_id] = load_metrics(args.db, run_id)
-        if not metrics[run_id]:
-            raise ConfigError(f"run {run_id} has no stored metrics in {args.db} (recorded by an older evalcore?); run it again")
-    return compare_runs(
-        metrics[baseline_run_id],
-        metrics[candidate_run_id],
-        comparison_id=f"cmp-{new_run_id()}",
-        golden_path=golden_path,
-        candidate_source=source,
-        alpha=args.alpha,
-        runs=runs,
-        baseline_run_id=baseline_run_id,
-        candidate_run_id=candidate_run_id,
-    )
+    return comparison_of(args.db, golden_path, source, runs, baseline_run_id, candidate_run_id, alpha=args.alpha, comparison_id=f"cmp-{new_run_id()}")

@@ -1,4 +1,5 @@
-"""Pure logic (plus one bounded file read): the `--candidate-tools` file, tool overrides the candidate arm's models see.
+"""Pure logic (plus one bounded file read): the `--candidate-tools` file, tool overrides the candidate arm's models see,
+and what the models of two runs saw differently.
 
     tools:
       get_weather:
@@ -12,8 +13,10 @@ and its line.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from evalcore.errors import ConfigError
 from evalcore.golden.limits import GoldenLimits
@@ -73,3 +76,44 @@ def check_overrides(path: Path, overrides: Mapping[str, ToolOverride], server_to
         with_overrides(assign_model_names(list(server_tools)), overrides)
     except ValueError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+
+
+def seen_catalog(server_tools: Sequence[Mapping[str, Any]], catalog: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """What the models saw of each tool in a run: real name -> (the name shown, the description shown).
+
+    `server_tools` is a run's `server_tools_json` ([{"name", "description"}, ...]); `catalog` its config's `catalog`
+    (`CatalogRewrite.to_json`: {"tools": {TOOL: {"description", "name", "remove_description"}}, "distractors": [...]},
+    {} when the run showed the tools as listed). A distractor is a tool of its own, never on the server.
+    """
+    overrides = catalog.get("tools") or {}
+    seen: dict[str, tuple[str, str]] = {}
+    for tool in server_tools:
+        name = str(tool.get("name"))
+        override = overrides.get(name) or {}
+        description = "" if override.get("remove_description") else str(override.get("description") or tool.get("description") or "")
+        seen[name] = (str(override.get("name") or name), description)
+    for distractor in catalog.get("distractors") or ():
+        name = str(distractor.get("name"))
+        seen.setdefault(name, (name, str(distractor.get("description") or "")))
+    return seen
+
+
+def catalog_diff(baseline: Mapping[str, tuple[str, str]], candidate: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """Per server tool whose shown name or description differs between two `seen_catalog`s, the difference in words
+    (a rename, then the description as a unified diff, difflib); {} when the models of both saw the same tools."""
+    differences: dict[str, str] = {}
+    for name in candidate:
+        if name not in baseline:
+            differences[name] = f"added tool {candidate[name][0]}: {candidate[name][1]}"
+    for name in baseline:
+        if name not in candidate:
+            differences[name] = f"removed tool {baseline[name][0]}"
+            continue
+        (old_name, old_text), (new_name, new_text) = baseline[name], candidate.get(name, baseline[name])
+        lines = [f"shown as {new_name} (was {old_name})"] if old_name != new_name else []
+        if old_text != new_text:
+            diff = difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), "baseline", "candidate", lineterm="", n=0)
+            lines += [line for line in diff if not line.startswith("@@")]
+        if lines:
+            differences[name] = "\n".join(lines)
+    return differences

@@ -8,6 +8,7 @@ time without hammering the file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.behaviour import history
+from evalcore.compare.overrides import catalog_diff, seen_catalog
+from evalcore.compare.stored import stored_comparison
 from evalcore.dashboard import progress, queries
 from evalcore.dashboard.queries import AttemptFilters
 from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
@@ -22,6 +25,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.paths import golden_file
 from evalcore.store import exchanges
+from evalcore.store.comparisons import list_comparisons
 
 TTL_S = 10
 
@@ -280,3 +284,80 @@ def expected_behaviour(golden_path: str, case_id: str) -> dict[str, Any] | None:
                 "rubric": case.rubric,
             }
     return None
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_list(db: Path, filters: queries.RunFilters) -> pd.DataFrame:
+    return queries.run_list(db, filters)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_models(db: Path) -> list[str]:
+    return queries.run_models(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def stored_comparisons(db: Path) -> list[dict[str, Any]]:
+    """Every comparison `evalcore compare` stored, newest first, each with its report (`report`)."""
+    return list_comparisons(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def comparison(db: Path, baseline_run_id: str, candidate_run_id: str, alpha: float) -> dict[str, Any]:
+    """The comparison of two stored runs as `evalcore compare --baseline-run --candidate-run` computes it (its JSON, without
+    being stored); an `EvalcoreError` saying why two runs cannot be compared (Streamlit caches no exception)."""
+    return stored_comparison(db, baseline_run_id, candidate_run_id, alpha=alpha, comparison_id="(not stored)").to_json()
+
+
+COMPARISON_COLUMNS = (
+    "model", "case_id", "baseline_passed", "baseline_scored", "baseline_errored", "candidate_passed", "candidate_scored", "candidate_errored",
+    "delta", "ci_low", "ci_high", "p_value", "q_value", "verdict", "runs_needed",
+)  # fmt: skip
+
+
+def comparison_frames(report: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A comparison's JSON (docs/compare.schema.json) as two tables: per (model, case), and per model (`case_id` empty)."""
+
+    def rows(entries: Any) -> pd.DataFrame:
+        table = [
+            {
+                "model": entry["model"],
+                "case_id": entry.get("case"),
+                **{f"{arm}_{count}": entry[arm].get(count) for arm in ("baseline", "candidate") for count in ("passed", "scored", "errored")},
+                "delta": entry.get("delta"),
+                "ci_low": (entry.get("ci") or [None, None])[0],
+                "ci_high": (entry.get("ci") or [None, None])[1],
+                "p_value": entry.get("pValue"),
+                "q_value": entry.get("qValue"),
+                "verdict": entry["verdict"],
+                "runs_needed": entry.get("runsNeeded"),
+            }
+            for entry in entries or []
+        ]
+        return pd.DataFrame(table, columns=list(COMPARISON_COLUMNS))
+
+    return rows(report.get("cases")), rows(report.get("models")).drop(columns=["case_id"])
+
+
+def verdict_counts(verdicts: pd.DataFrame) -> str:
+    """ "1 better, 0 worse, 3 no difference, 0 inconclusive": a `comparison_frames` table's verdicts counted."""
+    counts = {verdict: int((verdicts["verdict"] == verdict).sum()) for verdict in ("better", "worse", "no_difference", "inconclusive")}
+    return f"{counts['better']} better, {counts['worse']} worse, {counts['no_difference']} no difference, {counts['inconclusive']} inconclusive"
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def catalog_differences(db: Path, baseline_run_id: str, candidate_run_id: str) -> dict[str, str]:
+    """Per server tool, how what the models saw differs between two runs (a rename, the description diff); {} for none."""
+    seen = [seen_catalog(*queries.run_catalog(db, run_id)) for run_id in (baseline_run_id, candidate_run_id)]
+    return catalog_diff(seen[0], seen[1])
+
+
+def default_pair(finished: pd.DataFrame) -> tuple[str, str]:
+    """(baseline, candidate) the Compare page opens with: the newest finished run of a golden set with two or more, and
+    the one of that set before it (a `run_list` frame, newest first; with no such set, the newest two runs)."""
+    for candidate, golden_path in zip(finished["run_id"], finished["golden_path"], strict=True):
+        same_set = [run_id for run_id, path in zip(finished["run_id"], finished["golden_path"], strict=True) if path == golden_path and run_id != candidate]
+        if same_set:
+            return str(same_set[0]), str(candidate)
+    run_ids = [str(run_id) for run_id in finished["run_id"]]
+    return run_ids[min(1, len(run_ids) - 1)], run_ids[0]

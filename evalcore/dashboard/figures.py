@@ -464,3 +464,110 @@ def _reason(value: Any) -> str:
     text = str(value)
     text = text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
     return plotly_text(text)  # a reason comes from a server or a model
+
+
+DELTA_COLOURS = [[0.0, "#d73027"], [0.5, "#f7f7f7"], [1.0, "#1a9850"]]  # worse (red) .. better (green), around no change
+NOT_SIGNIFICANT_COLOUR = "#ededed"
+SIGNIFICANT = ("better", "worse")
+
+
+def delta_heatmap(df: pd.DataFrame) -> go.Figure:
+    """Cases (rows) x models (columns) of a comparison (`data.comparison_frames`): the candidate's pass rate minus the
+    baseline's, coloured only where the verdict is significant (`better` / `worse` after the correction); every other
+    cell is pale grey and reads its delta with "n.s.", or "inconclusive" when an arm scored nothing.
+
+    As in `matrix_heatmap`, an invisible marker on each cell carries (model, case) for a click.
+    """
+    figure = go.Figure()
+    if df.empty:
+        figure.update_layout(title="Nothing compared")
+        return figure
+    labels = {model: plotly_text(label) for model, label in model_labels({str(m): str(m).startswith("sim/") for m in df["model"].unique()}).items()}
+    columns = sorted(labels.values())
+    position = {label: index for index, label in enumerate(columns)}
+    frame = df.assign(model_label=df["model"].map(labels), case_label=df["case_id"].map(plotly_text))
+    cases = sorted(frame["case_label"].unique(), reverse=True)
+    significant = frame.assign(shown=[d if v in SIGNIFICANT else None for d, v in zip(frame["delta"], frame["verdict"], strict=True)])
+    grid = significant.pivot(index="case_label", columns="model_label", values="shown").reindex(index=cases, columns=columns)
+    figure.add_trace(
+        go.Heatmap(
+            z=[[0.0] * len(columns) for _ in cases],
+            x=list(range(len(columns))),
+            y=cases,
+            colorscale=[[0.0, NOT_SIGNIFICANT_COLOUR], [1.0, NOT_SIGNIFICANT_COLOUR]],
+            showscale=False,
+            hoverinfo="skip",
+            name="not significant",
+        )
+    )
+    figure.add_trace(
+        go.Heatmap(
+            z=grid.to_numpy(dtype=float),
+            x=list(range(len(columns))),
+            y=cases,
+            colorscale=DELTA_COLOURS,
+            zmin=-1,
+            zmax=1,
+            colorbar={"title": "delta"},
+            hoverinfo="skip",
+            name="significant delta",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=frame["model_label"].map(position),
+            y=frame["case_label"],
+            mode="markers+text",
+            text=[delta_text(d, v) for d, v in zip(frame["delta"], frame["verdict"], strict=True)],
+            textfont={"size": 10, "color": "#1a1a1a"},
+            marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
+            selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
+            unselected={"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
+            customdata=list(
+                zip(
+                    df["model"],
+                    df["case_id"],
+                    [f"{b}/{n}" for b, n in zip(frame["baseline_passed"], frame["baseline_scored"], strict=True)],
+                    [f"{c}/{n}" for c, n in zip(frame["candidate_passed"], frame["candidate_scored"], strict=True)],
+                    [_probability(q) for q in frame["q_value"]],
+                    frame["model_label"],
+                    strict=True,
+                )
+            ),
+            hovertemplate="case %{y}<br>model %{customdata[5]}<br>baseline %{customdata[2]} · candidate %{customdata[3]}<br>"
+            "delta %{text} · q %{customdata[4]}<extra></extra>",
+            showlegend=False,
+            name="cells",
+        )
+    )
+    figure.update_layout(
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(len(columns))),
+            "ticktext": columns,
+            "range": [-0.5, len(columns) - 0.5],
+            "side": "top",
+            "title": None,
+            "showgrid": False,
+            "zeroline": False,
+        },
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
+        height=max(320, 26 * len(cases) + 140),
+        margin={"l": 10, "r": 40, "t": 60, "b": 10},
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return figure
+
+
+def delta_text(delta: Any, verdict: str) -> str:
+    """A delta cell's words: "+0.60 better", "-0.20 n.s." (not significant), "inconclusive" (an arm scored nothing)."""
+    if verdict == "inconclusive" or _missing(delta):
+        return "inconclusive"
+    return f"{float(delta):+.2f} {verdict if verdict in SIGNIFICANT else 'n.s.'}"
+
+
+def _probability(value: Any) -> str:
+    if _missing(value):
+        return "—"
+    return f"{float(value):.4f}" if float(value) >= 0.0001 else f"{float(value):.1e}"

@@ -35,6 +35,7 @@ from evalcore.behaviour.metric_sets import run_metric_sets
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
 from evalcore.scoring.calls import execution_stats, model_turn_stats
+from evalcore.scoring.gate import run_status
 from evalcore.scoring.metrics import MetricAttempt, spend_metrics
 from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
@@ -145,6 +146,100 @@ def runs(path: Path) -> pd.DataFrame:
         for status, heartbeat, pid in zip(frame["status"], frame["heartbeat_at"], frame["pid"], strict=True)
     ]
     return frame.drop(columns=["heartbeat_at", "pid"])
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """What the Runs page's sidebar selects; every field unset means "all"."""
+
+    models: tuple[str, ...] = ()  # a run is kept when it ran any of them
+    golden_paths: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    date_from: date | None = None
+    date_to: date | None = None
+
+
+RUN_KINDS = ("run", "compare baseline", "compare candidate")
+RUN_LIST_COLUMNS = (
+    "run_id", "run_date", "started_at", "status", "kind", "golden_path", "models", "server", "runs", "attempts", "errored", "why", "simulated",
+)  # fmt: skip
+
+
+def run_kind(comparison_arm: Any) -> str:
+    """What a run was started as: an ordinary run (`evalcore run`, the demo, the Run page) or an arm of `evalcore compare`."""
+    return f"compare {comparison_arm}" if isinstance(comparison_arm, str) and comparison_arm else "run"
+
+
+def run_list(path: Path, filters: RunFilters | None = None) -> pd.DataFrame:
+    """Every behaviour run the filters keep, newest first, one row each (RUN_LIST_COLUMNS).
+
+    `status` is `gate.run_status` of the stored status (a run whose process died reads crashed) and the stored gate;
+    `why` is the gate's reason, or the error that stopped the run; `errored` counts the attempts that errored (the
+    taxonomy's provider and judge errors), which no quality figure counts.
+    """
+    sql = """
+        SELECT r.run_id, r.run_date, r.started_at, r.status, r.heartbeat_at, r.pid, r.golden_path,
+               coalesce(r.server_name, r.server_target) AS server, r.models_json, r.runs,
+               json_extract_string(r.config_json, '$.comparison_arm') AS comparison_arm,
+               json_extract(r.report_json, '$.gate') AS gate_json, r.error,
+               (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts,
+               (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id AND a.error_kind IS NOT NULL) AS errored,
+               (SELECT bool_or(a.simulated) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS simulated
+        FROM behaviour_runs r ORDER BY r.started_at DESC"""
+    raw = ("run_id", "run_date", "started_at", "status", "heartbeat_at", "pid", "golden_path", "server", "models_json", "runs", "comparison_arm")
+    frame = _frame(path, sql, [], (*raw, "gate_json", "error", "attempts", "errored", "simulated"))
+    rows = []
+    for row in frame.to_dict("records"):
+        pid = _int_or_none(_number_or_none(row["pid"]))
+        stored = effective_status({"status": row["status"], "heartbeat_at": _python_datetime(row["heartbeat_at"]), "pid": pid})
+        gate = json.loads(row["gate_json"]) if isinstance(row["gate_json"], str) else None
+        why = gate.get("reason") if stored == "complete" and isinstance(gate, dict) else row["error"]
+        rows.append(
+            {
+                **{column: row[column] for column in ("run_id", "run_date", "started_at", "golden_path", "server", "runs", "attempts", "errored")},
+                "status": run_status(stored, gate),
+                "kind": run_kind(row["comparison_arm"]),
+                "models": ", ".join(json.loads(row["models_json"])),
+                "why": None if why is None or (isinstance(why, float) and math.isnan(why)) else str(why),
+                "simulated": bool(row["simulated"]) if row["simulated"] is not None and not pd.isna(row["simulated"]) else False,
+            }
+        )
+    listed = pd.DataFrame(rows, columns=list(RUN_LIST_COLUMNS))
+    filters = filters or RunFilters()
+    if listed.empty:
+        return listed
+    keep = pd.Series(True, index=listed.index)
+    if filters.models:
+        keep &= listed["models"].map(lambda models: bool(set(models.split(", ")) & set(filters.models)))
+    for column, wanted in (("golden_path", filters.golden_paths), ("kind", filters.kinds), ("status", filters.statuses)):
+        if wanted:
+            keep &= listed[column].isin(wanted)
+    dates = pd.to_datetime(listed["run_date"]).dt.date
+    if filters.date_from is not None:
+        keep &= dates >= filters.date_from
+    if filters.date_to is not None:
+        keep &= dates <= filters.date_to
+    return listed[keep].reset_index(drop=True)
+
+
+def run_models(path: Path) -> list[str]:
+    """Every model any stored run asked for, sorted: the Runs page's model filter."""
+    frame = _frame(path, "SELECT DISTINCT unnest(json_extract_string(models_json, '$[*]')) AS model FROM behaviour_runs", [], ("model",))
+    return sorted(str(model) for model in frame["model"])
+
+
+def run_catalog(path: Path, run_id: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """What one run's models were offered: the server's tools as the run recorded them ([{"name", "description"}, ...])
+    and the catalog rewrite the run applied (its config's `catalog`: tool overrides and distractors; {} without any)."""
+    sql = "SELECT server_tools_json, json_extract(config_json, '$.catalog') AS overrides FROM behaviour_runs WHERE run_id = ?"
+    frame = _frame(path, sql, [run_id], ("server_tools_json", "overrides"))
+    if frame.empty:
+        return [], {}
+    tools, overrides = frame["server_tools_json"].iloc[0], frame["overrides"].iloc[0]
+    parsed_tools = json.loads(tools) if isinstance(tools, str) else []
+    parsed_overrides = json.loads(overrides) if isinstance(overrides, str) else {}
+    return [t for t in parsed_tools if isinstance(t, dict)], parsed_overrides if isinstance(parsed_overrides, dict) else {}
 
 
 GOLDEN_SET_COLUMNS = ("golden_path", "golden_hash", "runs", "last_started_at")
@@ -786,6 +881,31 @@ def metrics_export(path: Path, filters: AttemptFilters | None = None, file_forma
             else:
                 relation.write_csv(str(target), header=True)
         return target.read_bytes()
+
+
+def frame_export(frame: pd.DataFrame, file_format: Literal["csv", "parquet"]) -> bytes:
+    """A table a page shows as a CSV (`frame_csv`) or Parquet file's bytes, the Parquet written by DuckDB (no pyarrow needed)."""
+    if file_format == "csv":
+        return frame_csv(frame).encode("utf-8")
+    with tempfile.TemporaryDirectory() as directory:
+        target = Path(directory) / "table.parquet"
+        with duckdb.connect() as memory:
+            memory.from_df(_plain_columns(frame)).write_parquet(str(target))
+        return target.read_bytes()
+
+
+def _plain_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with each column of mixed Python objects (a None among texts, lists, dicts) as text, which DuckDB can type."""
+    mixed = {
+        column: frame[column].map(lambda value: None if value is None or (isinstance(value, float) and math.isnan(value)) else _cell_text(value))
+        for column in frame.columns
+        if frame[column].dtype == object and not _is_boolean(frame[column])
+    }
+    return frame.assign(**mixed) if mixed else frame
+
+
+def _cell_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, list | tuple | dict) else str(value)
 
 
 def frame_csv(frame: pd.DataFrame) -> str:

@@ -64,16 +64,17 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
     sidebar = st.sidebar
     sidebar.header("Filters")
     golden = golden_set_picker(options)
-    server = sidebar.selectbox("Server", [ALL, *options.get("servers", [])], key="filter_server")
+    servers = [ALL, *options.get("servers", [])]
+    from_url("filter_server", "server", servers)
+    server = sidebar.selectbox("Server", servers, key="filter_server")
+    to_url("filter_server", "server", server)
+    from_url("filter_models", "models", list(options.get("models", [])), many=True)
     models = sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
+    to_url("filter_models", "models", models)
+    from_url("filter_kinds", "kinds", list(options.get("kinds", [])), many=True)
     kinds = sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
-    date_from: date | None = None
-    date_to: date | None = None
-    dates = list(options.get("dates", []))
-    if dates:
-        chosen = sidebar.date_input("Run dates", value=(dates[0], dates[1]), min_value=dates[0], max_value=dates[1], key="filter_dates")
-        if isinstance(chosen, tuple | list) and len(chosen) == 2:
-            date_from, date_to = chosen[0], chosen[1]
+    to_url("filter_kinds", "kinds", kinds)
+    date_from, date_to = date_range("filter_dates", list(options.get("dates", [])))
     run_id: str | None = None
     if choose_run:
         of_set = [run for run, path in zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True) if path == golden]
@@ -95,6 +96,44 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
         golden_path=golden,
         server=None if server == ALL else str(server),
     )
+
+
+def date_range(key: str, dates: Sequence[date]) -> tuple[date | None, date | None]:
+    """The sidebar's run-date range within `dates` (first, last), read from and written to the URL (?from=...&to=...)."""
+    if not dates:
+        return None, None
+    first, last = dates[0], dates[-1]
+    wanted = [_iso_date(text) for text in (st.query_params.get("from"), st.query_params.get("to"))]
+    texts = [st.query_params.get("from"), st.query_params.get("to")]
+    if any(wanted) and st.session_state.get(f"_url_{key}") != texts:
+        st.session_state[f"_url_{key}"] = texts
+        st.session_state[key] = (max(first, min(wanted[0] or first, last)), max(first, min(wanted[1] or last, last)))
+    bounds = st.session_state.get(f"_bounds_{key}")
+    if key not in st.session_state or tuple(st.session_state[key]) == bounds:  # the whole range stays the whole range as runs land
+        st.session_state[key] = (first, last)
+    else:
+        chosen_range = tuple(st.session_state[key])
+        st.session_state[key] = tuple(max(first, min(day, last)) for day in chosen_range)
+    st.session_state[f"_bounds_{key}"] = (first, last)
+    chosen = st.sidebar.date_input("Run dates", min_value=first, max_value=last, key=key)
+    if not (isinstance(chosen, tuple | list) and len(chosen) == 2):
+        return None, None  # the second end is being picked
+    date_from, date_to = chosen[0], chosen[1]
+    narrowed = (date_from, date_to) != (first, last)
+    for param, value in (("from", date_from), ("to", date_to)):
+        if narrowed:
+            st.query_params[param] = value.isoformat()
+        else:
+            st.query_params.pop(param, None)
+    st.session_state[f"_url_{key}"] = [date_from.isoformat(), date_to.isoformat()] if narrowed else [None, None]
+    return date_from, date_to
+
+
+def _iso_date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 def golden_set_picker(options: Mapping[str, Sequence[Any]]) -> str | None:
@@ -202,16 +241,66 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
     else:
         st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
         event = None
-    st.download_button(
-        label or f"Download {name} as CSV",
-        queries.frame_csv(frame),
-        file_name=f"{name}.csv",
-        mime="text/csv",
-        key=f"download_{name}",
-        disabled=frame.empty,
-    )
+    download(frame, name, label=label)
     rows = list(event.selection.rows) if event is not None else []
     return int(rows[0]) if rows and 0 <= int(rows[0]) < len(frame) else None
+
+
+def table_rows(frame: pd.DataFrame, name: str) -> list[int]:
+    """`table` whose rows can be picked, several at once: the positions of the rows picked, in table order."""
+    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="multi-row", key=f"table_{name}")
+    download(frame, name)
+    return sorted(int(row) for row in event.selection.rows if 0 <= int(row) < len(frame))
+
+
+def download(frame: pd.DataFrame, name: str, *, label: str | None = None) -> None:
+    """What a table shows, downloadable: a CSV button (`label`, default "Download NAME as CSV") and a Parquet one beside it.
+
+    Both hold every value as stored (the store keeps text already redacted); the Parquet file is written only when clicked.
+    """
+    csv_label = label or f"Download {name} as CSV"
+    st.download_button(csv_label, queries.frame_csv(frame), file_name=f"{name}.csv", mime="text/csv", key=f"download_{name}", disabled=frame.empty)
+    st.download_button(
+        csv_label.replace(" as CSV", "") + " as Parquet",
+        lambda: queries.frame_export(frame, "parquet"),
+        file_name=f"{name}.parquet",
+        mime="application/octet-stream",
+        key=f"download_{name}_parquet",
+        disabled=frame.empty,
+    )
+
+
+def from_url(key: str, param: str, choices: Sequence[Any] | None = None, *, many: bool = False, parse: Callable[[str], Any] = str) -> None:
+    """Seed the widget `key` from the URL's `param` when the URL brings a value not applied yet (a shared link, a page
+    switch); from then on the widget is the user's, and `to_url` writes its value back. Call it before the widget.
+
+    Values outside `choices` (a run since deleted, a model not in the store) are dropped; `parse` reads one value ("2026-01-31" -> a date).
+    """
+    texts = st.query_params.get_all(param)
+    values = []
+    for text in texts:
+        try:
+            value = parse(text)
+        except ValueError:
+            continue
+        if choices is None or value in choices:
+            values.append(value)
+    marker = f"_url_{key}"
+    if values and st.session_state.get(marker) != texts:
+        st.session_state[marker] = texts
+        st.session_state[key] = values if many else values[0]
+
+
+def to_url(key: str, param: str, value: Any) -> None:
+    """Write a widget's value (`key`) to the URL's `param` (a list as the param repeated; nothing, or (all), removes it)."""
+    values = list(value) if isinstance(value, list | tuple) else [] if value is None or value == ALL else [value]
+    texts = [item.isoformat() if isinstance(item, date) else str(item) for item in values]
+    if texts:
+        st.query_params[param] = texts if len(texts) > 1 else texts[0]
+    else:
+        st.query_params.pop(param, None)
+    st.session_state[f"_url_{key}"] = texts
 
 
 def selected_row(name: str, rows: int) -> int | None:

@@ -214,3 +214,29 @@ def _case_line(drops: Mapping[tuple[str, str], tuple[float, float]], model: str,
 
 def _show(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3f}"
+
+
+RUN_STATUSES: Final = ("green", "passed, not green", "gate failed", "incomplete", "not gated", "running", "crashed", "failed", "cancelled")
+
+
+def run_status(stored_status: str, gate: Mapping[str, Any] | None) -> str:
+    """A stored run's status in one word or two, from what the store says of it (its effective status) and its stored gate:
+
+        green              complete, the gate passed and the run may be a baseline (`RunGate.green`)
+        passed, not green  complete, the gate passed, but a case gate is unmet or errored attempts were accepted
+        gate failed        complete, a regression (or no baseline and the run cannot be one)
+        incomplete         complete, but errored attempts beyond `--max-error-rate`: nothing was measured for them
+        not gated          complete, without a stored gate (a store written before gates existed)
+        running | crashed | failed | cancelled   the run never finished
+
+    Only the gate's own `green` reads green: a failure never reads better.
+    """
+    if stored_status != "complete":
+        return stored_status
+    if not isinstance(gate, Mapping):
+        return "not gated"
+    if gate.get("status") == "incomplete":
+        return "incomplete"
+    if gate.get("passed") is True:
+        return "green" if gate.get("green") is True else "passed, not green"
+    return "gate failed"
