@@ -333,9 +333,11 @@ _CASE_METRICS_SQL = """
            first(m.value) FILTER (WHERE m.metric = 'pass_hat_k@' || r.runs) AS pass_hat_k,
            first(m.value) FILTER (WHERE m.metric = 'attempts') AS attempts,
            first(m.value) FILTER (WHERE m.metric = 'errored') AS errored
-    FROM run_metrics m JOIN behaviour_runs r ON m.run_id = r.run_id
-    WHERE list_contains(?::VARCHAR[], m.run_id) AND m.scope = 'case'
-      AND (list_contains(['passes', 'scored', 'pass_rate', 'attempts', 'errored'], m.metric) OR m.metric = 'pass_hat_k@' || r.runs)
+    FROM (
+        SELECT * FROM run_metrics
+        WHERE list_contains(?::VARCHAR[], run_id) AND scope = 'case'
+          AND (metric IN ('passes', 'scored', 'pass_rate', 'attempts', 'errored') OR starts_with(metric, 'pass_hat_k@'))
+    ) m JOIN behaviour_runs r ON m.run_id = r.run_id
     GROUP BY m.run_id, m.model, m.case_id"""
 _CASE_SCORES_SQL = """
     SELECT run_id, model, case_id, metric, value FROM run_metrics
