@@ -3,7 +3,10 @@
 The store is the file named by EVALCORE_DB (default data/evals.duckdb). Each
 function takes the path as an argument so the cache keys on it, and caches
 for `TTL_S` seconds: a run writing in the background shows up within that
-time without hammering the file.
+time without hammering the file. The matrix page's reads are keyed by the
+store's version too (`store_version`: the size and modification time of the
+file and its write-ahead log), so a new run shows at once, and an unchanged
+store is not read again for `STORE_TTL_S`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,22 @@ from evalcore.store import exchanges
 from evalcore.store.comparisons import list_comparisons
 
 TTL_S = 10
+STORE_TTL_S = 600
+STORE_CACHE_ENTRIES = 64  # per function: filter choices, one entry each
+
+
+def store_version(db: Path) -> tuple[int, ...]:
+    """What changes whenever a writer commits: the size and modification time of the store and of its write-ahead
+    log (DuckDB appends a commit there first, and moves it into the file at a checkpoint)."""
+    stamps: list[int] = []
+    for path in (db, db.with_name(db.name + ".wal")):
+        try:
+            found = path.stat()
+        except OSError:
+            stamps.extend((-1, -1))
+            continue
+        stamps.extend((found.st_size, found.st_mtime_ns))
+    return tuple(stamps)
 
 
 db_path = progress.db_path
@@ -35,16 +54,16 @@ db_path = progress.db_path
 
 def filter_options(db: Path) -> dict[str, list[Any]]:
     """The filter choices; read afresh when the URL names a run the cached list does not know yet (a run that just finished)."""
-    options = _filter_options(db)
+    options = _filter_options(db, store_version(db))
     wanted = st.query_params.get("run")
     if wanted and wanted not in options.get("run_ids", []):
         _filter_options.clear()
-        options = _filter_options(db)
+        options = _filter_options(db, store_version(db))
     return options
 
 
-@st.cache_data(ttl=TTL_S, show_spinner=False)
-def _filter_options(db: Path) -> dict[str, list[Any]]:
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _filter_options(db: Path, version: tuple[int, ...]) -> dict[str, list[Any]]:
     return queries.filter_options(db)
 
 
@@ -78,13 +97,21 @@ def runs(db: Path) -> pd.DataFrame:
     return queries.runs(db)
 
 
-@st.cache_data(ttl=TTL_S, show_spinner=False)
 def matrix(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return _matrix(db, filters, store_version(db))
+
+
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _matrix(db: Path, filters: AttemptFilters, version: tuple[int, ...]) -> pd.DataFrame:
     return queries.matrix(db, filters)
 
 
-@st.cache_data(ttl=TTL_S, show_spinner=False)
 def model_summary(db: Path, filters: AttemptFilters) -> pd.DataFrame:
+    return _model_summary(db, filters, store_version(db))
+
+
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _model_summary(db: Path, filters: AttemptFilters, version: tuple[int, ...]) -> pd.DataFrame:
     return queries.model_summary(db, filters)
 
 

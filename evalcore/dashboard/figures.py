@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -90,14 +91,16 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     grey = [
         [NOT_RUN if missing else "errored" if errored else "" for missing, errored in zip(*pair, strict=True)] for pair in zip(not_run, no_verdict, strict=True)
     ]
+    # Arrays, not lists: plotly checks a numpy array as a whole, and a list element by element (most of the figure's time).
+    x, y = np.array([position[label] for label in rates.columns]), _array(cases)
     if (not_run | no_verdict).any():
         figure.add_trace(
             go.Heatmap(
-                z=[[{NOT_RUN: 1.0, "errored": 0.0}.get(state) for state in row] for row in grey],
-                x=[position[label] for label in rates.columns],
-                y=cases,
-                text=[[NOT_RUN if missing else "" for missing in row] for row in not_run],
-                customdata=[[{NOT_RUN: NOT_RUN_HOVER, "errored": ERRORED_HOVER}.get(state, "") for state in row] for row in grey],
+                z=_array([[{NOT_RUN: 1.0, "errored": 0.0}.get(state) for state in row] for row in grey]),
+                x=x,
+                y=y,
+                text=_array([[NOT_RUN if missing else "" for missing in row] for row in not_run]),
+                customdata=_array([[{NOT_RUN: NOT_RUN_HOVER, "errored": ERRORED_HOVER}.get(state, "") for state in row] for row in grey]),
                 texttemplate="%{text}",
                 colorscale=[[0.0, ERRORED_COLOUR], [1.0, NOT_RUN_COLOUR]],
                 zmin=0,
@@ -110,9 +113,9 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
 
     figure.add_trace(
         go.Heatmap(
-            z=rates.to_numpy(),
-            x=[position[label] for label in rates.columns],
-            y=cases,
+            z=rates.to_numpy(dtype="float64"),
+            x=x,
+            y=y,
             colorscale=PASS_RATE_COLOURS,
             zmin=0,
             zmax=1,
@@ -123,26 +126,25 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     )
     figure.add_trace(
         go.Scatter(
-            x=frame["model_label"].map(position),
-            y=frame["case_id"],
+            x=frame["model_label"].map(position).to_numpy(),
+            y=frame["case_id"].to_numpy(dtype=object),
             mode="markers+text",
-            text=[cell_text(p, n, e) for p, n, e in zip(frame["passes"], frame["runs"], frame["errored"], strict=True)],
+            text=_array([cell_text(p, n, e) for p, n, e in zip(frame["passes"].tolist(), frame["runs"].tolist(), frame["errored"].tolist(), strict=True)]),
             textfont={"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
             # every cell's text stays as dark after a click as before it: plotly fades unselected points' text unless told
             selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
             unselected={"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
-            customdata=list(
-                zip(
-                    df["model"],  # raw ids for the click (widgets.clicked_cell); the rest is shown
-                    df["case_id"],
-                    frame["run_id"],
-                    frame["pass_hat_k"],
-                    frame["top_failing_reason"].map(_reason),
-                    frame["model_label"],
-                    strict=True,
-                )
+            customdata=np.column_stack(
+                [
+                    df["model"].to_numpy(dtype=object),  # raw ids for the click (widgets.clicked_cell); the rest is shown
+                    df["case_id"].to_numpy(dtype=object),
+                    frame["run_id"].to_numpy(dtype=object),
+                    frame["pass_hat_k"].to_numpy(dtype=object),
+                    frame["top_failing_reason"].map(_reason).to_numpy(dtype=object),
+                    frame["model_label"].to_numpy(dtype=object),
+                ]
             ),
             hovertemplate=(
                 "case %{y}<br>model %{customdata[5]}<br>passes %{text}<br>pass^k %{customdata[3]:.2f}<br>top failing reason: %{customdata[4]}<extra></extra>"
@@ -169,6 +171,11 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
         dragmode=False,
     )
     return figure
+
+
+def _array(values: Sequence[Any]) -> np.ndarray:
+    """Values (text, numbers, None) as one numpy object array, shaped like the (nested) list."""
+    return np.array(values, dtype=object)
 
 
 def cell_text(passes: Any, scored: Any, errored: Any) -> str:

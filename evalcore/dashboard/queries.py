@@ -18,10 +18,11 @@ and export views use every run the filters keep.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -31,7 +32,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from evalcore.behaviour.metric_sets import run_metric_sets
+from evalcore.behaviour.metric_sets import metric_sets_on, run_metric_sets
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
 from evalcore.scoring.calls import execution_stats, model_turn_stats
@@ -74,6 +75,13 @@ class AttemptFilters:
             self.server,
         ]
 
+    def run_parameters(self) -> list[Any]:
+        """The values for `_RUNS_IN_SCOPE`'s placeholders: the filters on the run itself."""
+        return [
+            *(self.run_id, self.run_id, self.date_from, self.date_from, self.date_to, self.date_to),
+            *(self.golden_path, self.golden_path, self.server, self.server),
+        ]
+
 
 # Attempts joined with their run, narrowed by AttemptFilters.parameters().
 _SCOPED = """
@@ -89,13 +97,75 @@ scoped AS (
       AND (?::VARCHAR IS NULL OR coalesce(r.server_name, r.server_target) = ?::VARCHAR)
 )"""
 
-# Each model's newest run within the scope, by run date then start time (the chosen run when run_id is set).
-_PICKED = (
-    _SCOPED
-    + """,
-latest AS (SELECT model, first(run_id ORDER BY run_date DESC, run_started_at DESC) AS run_id FROM scoped GROUP BY model),
-picked AS (SELECT s.* FROM scoped s JOIN latest l ON s.model = l.model AND s.run_id = l.run_id)"""
-)
+# The runs AttemptFilters.run_parameters() keep, newest first (by run date, then start time), with the models each was started with.
+_RUNS_IN_SCOPE = """
+    SELECT r.run_id, r.models_json FROM behaviour_runs r
+    WHERE (?::VARCHAR IS NULL OR r.run_id = ?::VARCHAR)
+      AND (?::DATE IS NULL OR r.run_date >= ?::DATE)
+      AND (?::DATE IS NULL OR r.run_date <= ?::DATE)
+      AND (?::VARCHAR IS NULL OR r.golden_path = ?::VARCHAR)
+      AND (?::VARCHAR IS NULL OR coalesce(r.server_name, r.server_target) = ?::VARCHAR)
+    ORDER BY r.run_date DESC, r.started_at DESC, r.run_id"""
+
+# Which of the given runs hold attempts of which models, within the model and kind filters. The list of runs is what
+# keeps it cheap: attempts are stored run after run, so DuckDB skips every block of rows outside those runs.
+_RUN_MODELS = """
+    SELECT DISTINCT run_id, model FROM attempts
+    WHERE list_contains(?::VARCHAR[], run_id)
+      AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], model))
+      AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], case_kind))"""
+
+# The attempts of each picked (run, model) pair: its unnested pairs, then the pairs' runs again as a list (see _RUN_MODELS).
+_PICKED = """
+picked_pairs AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS model),
+picked AS (
+    SELECT a.* FROM attempts a JOIN picked_pairs p ON a.run_id = p.run_id AND a.model = p.model
+    WHERE list_contains(?::VARCHAR[], a.run_id) AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], a.case_kind))
+)"""
+
+
+def picked_runs(path: Path, filters: AttemptFilters | None = None) -> dict[str, str]:
+    """Each model's newest run within the filters (by run date, then start time) that holds attempts of it: model -> run_id,
+    by model (the chosen run when run_id is set).
+
+    Reads the runs table and the attempts of each model's newest run among those started with it, so the cost does
+    not grow with the history. When that newest run holds none of its attempts yet (a run just started), or a run
+    does not name its models, every run in scope is read instead (`latest_run_ids`): the same answer, slower.
+    """
+    with _reading(path) as connection:
+        return _picked_on(connection, path, filters or AttemptFilters())
+
+
+def _picked_on(connection: duckdb.DuckDBPyConnection | None, path: Path, filters: AttemptFilters) -> dict[str, str]:
+    newest: dict[str, str] = {}
+    for run_id, models_json in _frame_on(connection, path, _RUNS_IN_SCOPE, filters.run_parameters(), ("run_id", "models_json")).itertuples(index=False):
+        models = json.loads(models_json)
+        if not models:
+            return _picked_from_every_run(connection, path, filters)
+        for model in models:
+            if not filters.models or model in filters.models:
+                newest.setdefault(model, run_id)
+    if not newest:
+        return {}
+    runs = sorted(set(newest.values()))
+    kinds, models = list(filters.kinds), list(filters.models)
+    found = _frame_on(connection, path, _RUN_MODELS, [runs, models, models, kinds, kinds], ("run_id", "model"))
+    present = set(found.itertuples(index=False, name=None))
+    unlisted = any(model not in newest for _, model in present)
+    if unlisted or any((run_id, model) not in present for model, run_id in newest.items()):
+        return _picked_from_every_run(connection, path, filters)
+    return dict(sorted(newest.items()))
+
+
+def _picked_from_every_run(connection: duckdb.DuckDBPyConnection | None, path: Path, filters: AttemptFilters) -> dict[str, str]:
+    frame = _latest_run_ids_on(connection, path, filters)
+    return {str(model): str(run_id) for model, run_id in zip(frame["model"], frame["run_id"], strict=True)}
+
+
+def _picked_parameters(picked: dict[str, str], kinds: Sequence[str]) -> list[Any]:
+    """The values for `_PICKED`'s placeholders."""
+    return [list(picked.values()), list(picked), sorted(set(picked.values())), list(kinds), list(kinds)]
+
 
 MATRIX_COLUMNS = (
     "model",
@@ -118,6 +188,11 @@ MATRIX_COLUMNS = (
 
 def latest_run_ids(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     """Each model's newest run (by run date, then start time) within the filters: model, run_id, run_date, started_at, golden_path, server_fingerprint."""
+    with _reading(path) as connection:
+        return _latest_run_ids_on(connection, path, filters or AttemptFilters())
+
+
+def _latest_run_ids_on(connection: duckdb.DuckDBPyConnection | None, path: Path, filters: AttemptFilters) -> pd.DataFrame:
     sql = (
         "WITH "
         + _SCOPED
@@ -128,16 +203,16 @@ def latest_run_ids(path: Path, filters: AttemptFilters | None = None) -> pd.Data
                first(server_fingerprint ORDER BY run_date DESC, run_started_at DESC) AS server_fingerprint
         FROM scoped GROUP BY model ORDER BY model"""
     )
-    return _frame(path, sql, (filters or AttemptFilters()).parameters(), ("model", "run_id", "run_date", "started_at", "golden_path", "server_fingerprint"))
+    return _frame_on(connection, path, sql, filters.parameters(), ("model", "run_id", "run_date", "started_at", "golden_path", "server_fingerprint"))
 
 
 def runs(path: Path) -> pd.DataFrame:
     """Every behaviour run, newest first, with its attempt count; `status` says `crashed` for a run whose process is gone."""
     sql = """
         SELECT r.run_id, r.run_date, r.started_at, r.status, r.golden_path, r.server_target, r.server_name, r.server_fingerprint,
-               r.models_json, r.runs, r.passed, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts,
-               r.heartbeat_at, r.pid
-        FROM behaviour_runs r ORDER BY r.started_at DESC"""
+               r.models_json, r.runs, r.passed, coalesce(a.attempts, 0) AS attempts, r.heartbeat_at, r.pid
+        FROM behaviour_runs r LEFT JOIN (SELECT run_id, count(*) AS attempts FROM attempts GROUP BY run_id) a ON a.run_id = r.run_id
+        ORDER BY r.started_at DESC"""
     columns = ("run_id", "run_date", "started_at", "status", "golden_path", "server_target", "server_name", "server_fingerprint", "models_json", "runs")
     frame = _frame(path, sql, [], (*columns, "passed", "attempts", "heartbeat_at", "pid"))
     # "running" in the table is only a claim: a run whose process died is shown as crashed.
@@ -249,7 +324,7 @@ def golden_sets(path: Path) -> pd.DataFrame:
     """Every golden set that has runs, the one run last first: its path, the hash its newest run recorded, how many runs, when last run."""
     sql = """
         SELECT golden_path, first(golden_hash ORDER BY started_at DESC) AS golden_hash, count(*) AS runs, max(started_at) AS last_started_at
-        FROM behaviour_runs WHERE run_id IN (SELECT DISTINCT run_id FROM behaviour_attempts)
+        FROM behaviour_runs WHERE run_id IN (SELECT DISTINCT run_id FROM attempts)
         GROUP BY golden_path ORDER BY last_started_at DESC, golden_path"""
     return _frame(path, sql, [], GOLDEN_SET_COLUMNS)
 
@@ -262,7 +337,7 @@ def filter_options(path: Path) -> dict[str, list[Any]]:
     }  # fmt: skip
     sql = """
         SELECT DISTINCT a.model, a.case_kind, r.golden_path, coalesce(r.server_name, r.server_target) AS server, r.run_date
-        FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id"""
+        FROM (SELECT DISTINCT run_id, model, case_kind FROM attempts) a JOIN behaviour_runs r ON a.run_id = r.run_id"""
     frame = _frame(path, sql, [], ("model", "case_kind", "golden_path", "server", "run_date"))
     if frame.empty:
         return options
@@ -277,6 +352,27 @@ def filter_options(path: Path) -> dict[str, list[Any]]:
     return options
 
 
+_MATRIX_SQL = (
+    "WITH "
+    + _PICKED
+    + """,
+    cells AS (
+        SELECT model, case_id, any_value(run_id) AS run_id, any_value(case_kind) AS kind, bool_or(simulated) AS simulated
+        FROM picked GROUP BY model, case_id
+    ),
+    reasons AS (
+        SELECT model, case_id, reason, count(*) AS n
+        FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM picked WHERE NOT passed)
+        GROUP BY model, case_id, reason
+    ),
+    top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
+    SELECT c.model, c.case_id, c.run_id, c.kind, NULL AS passes, NULL AS runs, NULL AS pass_rate, NULL AS pass_hat_k,
+           NULL AS attempts, NULL AS errored, t.top_failing_reason, c.simulated, r.server_target, r.server_fingerprint, r.run_date
+    FROM cells c JOIN behaviour_runs r ON c.run_id = r.run_id LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
+    ORDER BY c.case_id, c.model"""
+)
+
+
 def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     """One row per model x case of each model's newest run in scope.
 
@@ -288,46 +384,24 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     (ties: alphabetical), None when none failed.
     """
     filters = filters or AttemptFilters()
-    sql = (
-        "WITH "
-        + _PICKED
-        + """,
-        cells AS (
-            SELECT model, case_id, any_value(run_id) AS run_id, any_value(case_kind) AS kind,
-                   bool_or(simulated) AS simulated, any_value(server_target) AS server_target,
-                   any_value(server_fingerprint) AS server_fingerprint, any_value(run_date) AS run_date
-            FROM picked GROUP BY model, case_id
-        ),
-        reasons AS (
-            SELECT model, case_id, reason, count(*) AS n
-            FROM (SELECT model, case_id, unnest(reasons_json->>'$[*]') AS reason FROM picked WHERE NOT passed)
-            GROUP BY model, case_id, reason
-        ),
-        top AS (SELECT model, case_id, first(reason ORDER BY n DESC, reason) AS top_failing_reason FROM reasons GROUP BY model, case_id)
-        SELECT c.model, c.case_id, c.run_id, c.kind, NULL AS passes, NULL AS runs, NULL AS pass_rate, NULL AS pass_hat_k,
-               NULL AS attempts, NULL AS errored, t.top_failing_reason, c.simulated, c.server_target, c.server_fingerprint, c.run_date
-        FROM cells c LEFT JOIN top t ON c.model = t.model AND c.case_id = t.case_id
-        ORDER BY c.case_id, c.model"""
-    )
-    frame = _frame(path, sql, filters.parameters(), MATRIX_COLUMNS)
-    sets = run_metric_sets(path, sorted(set(frame["run_id"])), filters.kinds)
-    cases = {(run_id, s.model, s.case_id): (s, runs) for run_id, (found, runs) in sets.items() for s in found if s.scope == "case"}
-    passes, scored, rates, hats, attempted, errored = [], [], [], [], [], []
-    for run_id, model, case_id in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True):
-        found, runs = cases.get((run_id, model, case_id), (None, 0))
-        values = found.values if found is not None else {}
-        passes.append(_int_or_none(values.get("passes")))
-        scored.append(_int_or_none(values.get("scored")))
-        rates.append(values.get("pass_rate"))
-        hats.append(values.get(f"pass_hat_k@{runs}"))
-        attempted.append(_int_or_none(values.get("attempts")))
-        errored.append(_int_or_none(values.get("errored")))
-    frame["passes"], frame["runs"], frame["pass_rate"], frame["pass_hat_k"] = passes, scored, rates, hats
-    frame["attempts"], frame["errored"] = attempted, errored
+    with _reading(path) as connection:
+        picked = _picked_on(connection, path, filters)
+        if connection is None or not picked:
+            return pd.DataFrame(columns=list(MATRIX_COLUMNS))
+        frame = _frame_on(connection, path, _MATRIX_SQL, _picked_parameters(picked, filters.kinds), MATRIX_COLUMNS)
+        metrics, scores = _case_metrics_on(connection, path, sorted(set(frame["run_id"])), filters.kinds)
+    frame = frame.drop(columns=list(_CELL_METRIC_COLUMNS[3:])).merge(metrics, on=["run_id", "model", "case_id"], how="left")[list(MATRIX_COLUMNS)]
+    for column in _CELL_METRIC_COLUMNS[3:]:
+        numbers = frame[column].astype("float64")
+        frame[column] = numbers.astype("int64") if column in _COUNT_COLUMNS and numbers.notna().all() else numbers
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
-    found_sets = [found for found, _ in (cases.get(key, (None, 0)) for key in zip(frame["run_id"], frame["model"], frame["case_id"], strict=True))]
-    for column in score_columns([found for found in found_sets if found is not None]):
-        frame[column] = [found.get(column) if found is not None else None for found in found_sets]
+    by_cell: dict[tuple[str, str, str], dict[str, float]] = {}
+    for cell, name, value in scores:
+        by_cell.setdefault(cell, {})[name] = value
+    if by_cell:
+        cells = list(zip(frame["run_id"].tolist(), frame["model"].tolist(), frame["case_id"].tolist(), strict=True))
+        for column in dict.fromkeys(name for cell in cells for name in by_cell.get(cell, {})):  # as `score_columns` orders them
+            frame[column] = [by_cell.get(cell, {}).get(column) for cell in cells]
     return frame
 
 
@@ -339,6 +413,53 @@ def score_columns(sets: Sequence[MetricSet]) -> list[str]:
     somewhere in `sets`, in the order the sets give them."""
     columns = dict.fromkeys(name for found in sets for name, value in found.values.items() if name.startswith(SCORE_PREFIX) and value is not None)
     return list(columns)
+
+
+# The matrix's numbers per (run, model, case) and where each is read: a stored metric, or pass^k at the run's runs.
+_CELL_METRIC_COLUMNS = ("run_id", "model", "case_id", "passes", "runs", "pass_rate", "pass_hat_k", "attempts", "errored")
+_COUNT_COLUMNS = ("passes", "runs", "attempts", "errored")
+# A run stores some 70 metrics per case: DuckDB picks the few the matrix shows from the stored ones, and the
+# `score:<id>` ones that apply, in the order they were stored.
+_CASE_METRICS_SQL = """
+    SELECT m.run_id, m.model, m.case_id,
+           first(m.value) FILTER (WHERE m.metric = 'passes') AS passes,
+           first(m.value) FILTER (WHERE m.metric = 'scored') AS runs,
+           first(m.value) FILTER (WHERE m.metric = 'pass_rate') AS pass_rate,
+           first(m.value) FILTER (WHERE m.metric = 'pass_hat_k@' || r.runs) AS pass_hat_k,
+           first(m.value) FILTER (WHERE m.metric = 'attempts') AS attempts,
+           first(m.value) FILTER (WHERE m.metric = 'errored') AS errored
+    FROM (
+        SELECT * FROM run_metrics
+        WHERE list_contains(?::VARCHAR[], run_id) AND scope = 'case'
+          AND (metric IN ('passes', 'scored', 'pass_rate', 'attempts', 'errored') OR starts_with(metric, 'pass_hat_k@'))
+    ) m JOIN behaviour_runs r ON m.run_id = r.run_id
+    GROUP BY m.run_id, m.model, m.case_id"""
+_CASE_SCORES_SQL = """
+    SELECT run_id, model, case_id, metric, value FROM run_metrics
+    WHERE list_contains(?::VARCHAR[], run_id) AND scope = 'case' AND starts_with(metric, 'score:') AND value IS NOT NULL
+    ORDER BY rowid"""
+
+
+def _case_metrics_on(
+    connection: duckdb.DuckDBPyConnection, path: Path, run_ids: Sequence[str], kinds: Sequence[str]
+) -> tuple[pd.DataFrame, list[tuple[tuple[str, str, str], str, float]]]:
+    """The matrix's numbers per (run, model, case) (`_CELL_METRIC_COLUMNS`), and each cell's applicable `score:<id>`
+    metrics: as stored, or computed (`metric_sets_on`) for a run without stored metrics or under a kind filter."""
+    stored = pd.DataFrame(columns=list(_CELL_METRIC_COLUMNS))
+    scores: list[tuple[tuple[str, str, str], str, float]] = []
+    if not kinds:
+        stored = _frame_on(connection, path, _CASE_METRICS_SQL, [list(run_ids)], _CELL_METRIC_COLUMNS)
+        found = _frame_on(connection, path, _CASE_SCORES_SQL, [list(run_ids)], ("run_id", "model", "case_id", "metric", "value"))
+        scores = [((run_id, model, case_id), metric, float(value)) for run_id, model, case_id, metric, value in found.itertuples(index=False, name=None)]
+    rows = []
+    for run_id, (sets, runs) in metric_sets_on(connection, sorted(set(run_ids) - set(stored["run_id"].tolist())), kinds, scope="case").items():
+        for found_set in (found_set for found_set in sets if found_set.scope == "case"):
+            names = ("passes", "scored", "pass_rate", f"pass_hat_k@{runs}", "attempts", "errored")
+            rows.append((run_id, found_set.model, found_set.case_id, *(found_set.get(name) for name in names)))
+            cell = (run_id, found_set.model, found_set.case_id)
+            scores.extend((cell, name, value) for name, value in found_set.values.items() if name.startswith(SCORE_PREFIX) and value is not None)
+    computed = pd.DataFrame(rows, columns=list(_CELL_METRIC_COLUMNS))
+    return (computed if stored.empty else stored if computed.empty else pd.concat([stored, computed], ignore_index=True)), scores
 
 
 SUMMARY_COLUMNS = (
@@ -374,8 +495,10 @@ def model_summary(path: Path, filters: AttemptFilters | None = None) -> pd.DataF
     """
     filters = filters or AttemptFilters()
     sql = "WITH " + _PICKED + " SELECT model, bool_or(simulated) AS simulated, any_value(run_id) AS run_id FROM picked GROUP BY model ORDER BY model"
-    picked = _frame(path, sql, filters.parameters(), ("model", "simulated", "run_id"))
-    sets = run_metric_sets(path, sorted(set(picked["run_id"])), filters.kinds)
+    with _reading(path) as connection:
+        runs = _picked_on(connection, path, filters)
+        picked = _frame_on(connection, path, sql, _picked_parameters(runs, filters.kinds), ("model", "simulated", "run_id"))
+        sets = metric_sets_on(connection, sorted(set(picked["run_id"])), filters.kinds, scope="model") if connection is not None else {}
     models = {(run_id, s.model): s for run_id, (found, _) in sets.items() for s in found if s.scope == "model"}
     rows = []
     for model, simulated, run_id in zip(picked["model"], picked["simulated"], picked["run_id"], strict=True):
@@ -965,16 +1088,31 @@ def latest_conformance_verdict(path: Path, server_target: str | None = None, ser
 
 def _frame(path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[str]) -> pd.DataFrame:
     """Run one query on a short-lived read-only connection; an empty frame with `columns` when there is nothing to read."""
+    with _reading(path) as connection:
+        return _frame_on(connection, path, sql, parameters, columns)
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection | None]:
+    """One short-lived read-only connection for several queries (opening a large store costs tens of milliseconds);
+    None when there is no store to read."""
     if not _has_tables(path):
-        return pd.DataFrame(columns=list(columns))
+        yield None
+        return
     with connect(path, read_only=True) as connection:
-        try:
-            frame = connection.execute(sql, list(parameters)).df()
-        except duckdb.CatalogException:  # a store written before the behaviour tables existed
-            return pd.DataFrame(columns=list(columns))
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot read the results store {path}: {exc}") from exc
-    return frame
+        yield connection
+
+
+def _frame_on(connection: duckdb.DuckDBPyConnection | None, path: Path, sql: str, parameters: Sequence[Any], columns: Sequence[str]) -> pd.DataFrame:
+    """`_frame` on an open connection (`_reading`)."""
+    if connection is None:
+        return pd.DataFrame(columns=list(columns))
+    try:
+        return connection.execute(sql, list(parameters)).df()
+    except duckdb.CatalogException:  # a store written before the behaviour tables existed
+        return pd.DataFrame(columns=list(columns))
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot read the results store {path}: {exc}") from exc
 
 
 def _python_datetime(value: Any) -> datetime | None:
