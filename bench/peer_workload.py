@@ -136,11 +136,24 @@ def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[fl
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> Timed:
-    report = folder / f"report-{round_no}.json"
+def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
+    """The peer workload's golden set in `folder/tasks.yaml`, its cases cycled `scale` times (ids suffixed); the first copy returned."""
+    cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
+    cycled = [case if copy == 0 else {**case, "id": f"{case['id']}-x{copy}"} for copy in range(scale) for case in cases]
+    (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cycled}, sort_keys=False), encoding="utf-8")
+    return cases
+
+
+def evalcore_command(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> list[str]:
+    """`evalcore run` on the workload in `folder`, as a user types it; its report goes to `folder/report-<round_no>.json`."""
     command = [sys.executable, "-m", "evalcore", "run", "--golden", str(folder / "tasks.yaml"), "--models", ",".join(f"openai/{m}" for m in MODELS)]
     command += ["--api-base", api_base, "--runs", str(RUNS), "--concurrency", str(CONCURRENCY), "--model-concurrency", str(CONCURRENCY)]
-    command += ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(report), *extra]
+    return command + ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(folder / f"report-{round_no}.json"), *extra]
+
+
+def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> Timed:
+    report = folder / f"report-{round_no}.json"
+    command = evalcore_command(folder, api_base, extra, round_no)
     wall, cpu = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT)
     data = json.loads(report.read_text(encoding="utf-8"))
     calls = sum(int((model.get("modelCalls") or {}).get("calls", 0)) for model in data.get("models", []))
@@ -206,8 +219,7 @@ def main() -> None:
         api_base = server.url()
         with tempfile.TemporaryDirectory(prefix="evalcore-peer-") as name:
             folder = Path(name)
-            cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
-            (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cases}, sort_keys=False), encoding="utf-8")
+            cases = write_golden(folder)
             if with_promptfoo:
                 config = promptfoo_config(cases, openai_tools(), api_base)
                 (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
