@@ -72,6 +72,34 @@ class Timed:
     wall_s: float
     cpu_s: float  # user + system of the process and every child it waited for
     calls: int | None
+    peak_pss_mb: float = 0.0  # the largest sum of PSS over the process tree, sampled every 0.1 s while it ran
+    load: float = 0.0  # the 1-minute load average when it ended
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc/PID/task/TID/children (Linux)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                queue.extend(int(child) for child in (task / "children").read_text().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def tree_pss_mb(pid: int) -> float:
+    """The PSS of the process tree (shared pages split among the processes sharing them), from /proc/PID/smaps_rollup."""
+    total_kb = 0
+    for member in tree_pids(pid):
+        try:
+            rollup = Path(f"/proc/{member}/smaps_rollup").read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        total_kb += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total_kb / 1024
 
 
 def peer_cases(golden: Path, count: int) -> list[dict[str, Any]]:
@@ -125,15 +153,25 @@ def ensure_promptfoo() -> None:
     subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PROMPTFOO_DIR, check=True)
 
 
-def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[float, float]:
+def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: float = 600) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds of the tree and its peak PSS in MB, for one run of `command`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
-        raise SystemExit(f"{shlex.join(command)} exited {done.returncode}:\n{done.stdout[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with tempfile.TemporaryFile(mode="w+") as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=dict(env), cwd=cwd, stdout=output, stderr=subprocess.STDOUT, text=True)
+        peak = 0.0
+        while process.poll() is None:  # sampling, not a readiness wait: the process's end is what stops it
+            peak = max(peak, tree_pss_mb(process.pid))
+            if time.perf_counter() - started > timeout_s:
+                process.kill()
+            time.sleep(0.1)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        output.seek(0)
+        text = output.read()
+    if process.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
+        raise SystemExit(f"{shlex.join(command)} exited {process.returncode}:\n{text[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), peak
 
 
 def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
@@ -151,13 +189,13 @@ def evalcore_command(folder: Path, api_base: str, extra: Sequence[str], round_no
     return command + ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(folder / f"report-{round_no}.json"), *extra]
 
 
-def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> Timed:
+def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int, timeout_s: float = 600) -> Timed:
     report = folder / f"report-{round_no}.json"
     command = evalcore_command(folder, api_base, extra, round_no)
-    wall, cpu = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT)
+    wall, cpu, peak = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT, timeout_s)
     data = json.loads(report.read_text(encoding="utf-8"))
     calls = sum(int((model.get("modelCalls") or {}).get("calls", 0)) for model in data.get("models", []))
-    return Timed(wall, cpu, calls or None)
+    return Timed(wall, cpu, calls or None, peak, os.getloadavg()[0])
 
 
 def run_promptfoo(folder: Path) -> Timed:
@@ -172,9 +210,9 @@ def run_promptfoo(folder: Path) -> Timed:
     }
     command = [str(PROMPTFOO_BIN), "eval", "-c", str(folder / "promptfooconfig.yaml"), "--repeat", str(RUNS), "-j", str(CONCURRENCY)]
     command += ["--no-cache", "--no-table", "--no-progress-bar", "-o", str(folder / "promptfoo.json")]
-    wall, cpu = timed(command, env, folder)
+    wall, cpu, peak = timed(command, env, folder)
     results = json.loads((folder / "promptfoo.json").read_text(encoding="utf-8")).get("results", {}).get("results", [])
-    return Timed(wall, cpu, len(results) or None)
+    return Timed(wall, cpu, len(results) or None, peak, os.getloadavg()[0])
 
 
 async def raw_httpx(api_base: str, calls: int) -> float:
@@ -195,10 +233,35 @@ def line(label: str, runs: Sequence[Timed]) -> str:
     walls = [r.wall_s for r in runs]
     calls = {r.calls for r in runs}
     count = "/".join(str(c) for c in sorted(calls, key=lambda c: c or 0)) if calls != {None} else "?"
+    cpu = statistics.median(r.cpu_s for r in runs)
+    per_call = f" ({cpu / int(statistics.median(r.calls or 0 for r in runs)) * 1000:.1f} ms/call)" if calls != {None} else ""
+    loads = [r.load for r in runs]
     return (
         f"{label:34s} {statistics.median(walls):6.2f} s wall (range {min(walls):.2f}-{max(walls):.2f}), "
-        f"{statistics.median(r.cpu_s for r in runs):6.2f} s CPU; {count} model calls"
+        f"{cpu:6.2f} s CPU{per_call}; peak PSS {max(r.peak_pss_mb for r in runs):.0f} MB; {count} model calls; "
+        f"load {min(loads):.2f}-{max(loads):.2f}"
     )
+
+
+def run_scales(api_base: str, scales: Sequence[int]) -> None:
+    """`evalcore run` on the workload cycled `scale` times, once per scale: wall, CPU and peak PSS, and their growth."""
+    print(f"scale: evalcore run on the peer workload cycled N times ({CASES} x N cases x {RUNS} runs x {len(MODELS)} models), one run each")
+    base: Timed | None = None
+    for scale in (1, *scales):
+        with tempfile.TemporaryDirectory(prefix=f"evalcore-scale-{scale}-") as name:
+            folder = Path(name)
+            write_golden(folder, scale)
+            limits = ["--golden-limit", f"cases={CASES * scale + 1}", "--golden-limit", f"nodes={200_000 + 200 * CASES * scale}"]
+            result = run_evalcore(folder, api_base, limits, 1, timeout_s=600.0 * scale)
+        base = base or result
+        calls = result.calls or 0
+        growth = (result.cpu_s / base.cpu_s) / (calls / (base.calls or 1)) if calls else float("nan")
+        print(
+            f"  x{scale:<4d} {calls:6d} model calls: {result.wall_s:8.2f} s wall, {result.cpu_s:8.2f} s CPU "
+            f"({result.cpu_s / max(calls, 1) * 1000:.1f} ms/call; CPU per call {growth:.2f} x that of x1), "
+            f"peak PSS {result.peak_pss_mb:.0f} MB; load {result.load:.2f}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -206,7 +269,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds of evalcore then promptfoo; medians are reported (default 5)")
     parser.add_argument("--evalcore-args", action="append", default=[], metavar="ARGS", help="also time `evalcore run ARGS` in each round (repeatable)")
     parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
+    parser.add_argument("--scale", metavar="N,N,...", help="instead: evalcore run on the workload cycled N times (e.g. 10,30,100), wall, CPU, memory")
     args = parser.parse_args()
+    if args.scale:
+        scales = [int(n) for n in args.scale.split(",") if n.strip()]
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before", flush=True)
+        server = SimServerProcess(latency_ms=LATENCY_MS, aliases={model: "sim-lexical" for model in MODELS})
+        try:
+            run_scales(server.url(), scales)
+        finally:
+            server.stop()
+        return
     with_promptfoo = not args.no_promptfoo
     if with_promptfoo:
         ensure_promptfoo()

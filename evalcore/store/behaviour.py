@@ -28,7 +28,6 @@ from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, MetricSe
 from evalcore.store.db import connect
 
 STALE_AFTER = timedelta(minutes=10)
-INSERT_CHUNK_ROWS = 100  # rows per INSERT statement
 # What `attempts` holds per attempt (its scores are rows of `attempt_scores`).
 WRITTEN_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
@@ -108,8 +107,7 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord], *,
                     f"DELETE FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL AND (model, case_id, attempt) IN (VALUES {keys})",
                     [run_id, *(value for record in records for value in (record.model, record.case_id, record.attempt))],
                 )
-            # Multi-row INSERTs, not executemany: DuckDB runs executemany's statement once per row
-            # (~1.3 ms of CPU each), which made storing cost more than the sim model call it records.
+            # One statement per table whatever the batch's size (`_insert_rows`).
             _insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
             _insert_rows(connection, "attempt_scores", SCORE_COLUMNS, score_rows)
             connection.execute("UPDATE behaviour_runs SET heartbeat_at = ?, pid = ? WHERE run_id = ?", [now, os.getpid(), run_id])
@@ -398,11 +396,17 @@ def _qualified(alias: str) -> str:
 
 
 def _insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
-    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
-    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-        chunk = rows[start : start + INSERT_CHUNK_ROWS]
-        values = ", ".join(placeholders for _ in chunk)
-        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
+    """Insert `rows` in one statement that binds one list per column (`SELECT unnest(?::TYPE[]), ...`).
+
+    Not executemany (DuckDB runs its statement once per row, ~1.3 ms of CPU each), nor multi-row VALUES (parsing
+    and binding thousands of placeholders cost ~0.1 ms per row): the lists bind in one step, about 14 times faster.
+    """
+    if not rows:
+        return
+    names = [column.strip() for column in columns.split(",")]
+    types = dict(connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall())
+    select = ", ".join(f"unnest(?::{types[name]}[])" for name in names)
+    connection.execute(f"INSERT INTO {table} ({columns}) SELECT {select}", [list(values) for values in zip(*rows, strict=True)])
 
 
 def stored_scores(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple[str, str, int], tuple[Score, ...]]:
