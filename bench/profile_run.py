@@ -12,12 +12,15 @@ winning:
 - the store (DuckDB, reads and writes);
 - litellm's per-call work, in three parts: its logging and callback machinery, the HTTP client under it
   (the OpenAI SDK, httpx, httpcore), and the rest (building the request, parsing the response, pricing);
+- a model call on the direct route (evalcore.models.direct and httpx under it);
 - the model adapter's own work (evalcore.models), the MCP client (evalcore.mcp, the MCP SDK, httpx on the
   event loop), scoring, telemetry spans, the progress line;
 - the event loop and the threads themselves (asyncio, selectors, starting a thread per call);
+- the main thread with no Python frame: the interpreter starting and shutting down (freeing every module);
 - the rest of evalcore, and everything else.
 
-Shares, unlike seconds, hold up on a loaded machine; the line above the table gives the load average.
+Shares, unlike seconds, hold up on a loaded machine, though not fully: py-spy counts a thread that is ready to
+run but waits for a core as active. The line above the table gives the load average.
 `--raw PATH` keeps py-spy's samples. Needs py-spy (requirements-dev.txt) and the right to trace a child
 process. Run: `.venv/bin/python bench/profile_run.py [--rate 100] [--scale 1]`.
 """
@@ -64,6 +67,10 @@ def area_of(stack: str) -> str:
         return REFERENCE_SERVER  # a child process of the run: the only one it starts is the reference server
     if any("importlib._bootstrap" in frame for frame in frames):
         return "importing litellm" if any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames) else "other imports"
+    if all(frame.startswith("process ") for frame in frames):
+        return "no Python frame (interpreter start-up and shutdown)"
+    if any("(evalcore/models/direct.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
+        return "model calls on the direct route (evalcore.models.direct, httpx)"
     under_litellm = any("(litellm/" in frame for frame in frames)
     owner = next((frame for frame in reversed(frames) if not frame.startswith("process ") and _package(frame) not in STDLIB), "")
     package = _package(owner)
