@@ -17,12 +17,19 @@ cost tables as they would for the real provider).
   POSTs at concurrency 8 (what any client could reach, start-up excluded).
 
 The tools run alternately, `--repeat` times (default 5); each line gives the
-median wall time with its range, and the CPU seconds of the tool's process
-tree. The verdict is the median of the per-round ratios evalcore / promptfoo.
+median wall time with its range, the CPU seconds of the tool's process tree
+(and per model call), its peak PSS (the sum of /proc/PID/smaps_rollup over the
+process tree, sampled every 0.1 s: shared pages counted once) and the load
+average when the runs ended. The verdict is the median of the per-round ratios evalcore / promptfoo.
 On a shared machine wall times swing; the ratios of runs made side by side
 swing much less.
 
-Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"]`.
+`--scale 10,30,100` instead runs `evalcore run` alone on the workload with its
+cases cycled 10, 30 and 100 times (and once, for the base), one run each, and
+prints wall, CPU per model call against the 1x run's, and peak PSS: cost
+must grow linearly in the number of attempts, or better.
+
+Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"] [--scale 10,30,100]`.
 """
 
 from __future__ import annotations
