@@ -1,12 +1,13 @@
-"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`), with bounded retries.
+"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`) or the direct route, with bounded retries.
 
 `complete()` sends the conversation and the tools (OpenAI function tools from
 `tool_format.to_openai_tools`) and returns a `ModelTurn`: text, tool calls with
 their MCP names mapped back, tokens, cost, the provider's model version,
 latency and the number of retries.
 
-- Keys are never passed: litellm reads them from the environment. Every error
-  text this module produces goes through `secrets.redact`.
+- Keys are never passed: litellm reads them from the environment (and the
+  direct route from `OPENAI_API_KEY`, into the request's header only). Every
+  error text this module produces goes through `secrets.redact`.
 - Retries are ours alone (litellm's and the OpenAI SDK's own retries are off,
   `max_retries=0`, so the count is honest): rate limits (429), 5xx,
   connection errors and timeouts are retried up to `spec.max_retries` times
