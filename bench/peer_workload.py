@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import os
 import resource
@@ -184,7 +185,8 @@ def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: 
 def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
     """The peer workload's golden set in `folder/tasks.yaml`, its cases cycled `scale` times (ids suffixed); the first copy returned."""
     cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
-    cycled = [case if copy == 0 else {**case, "id": f"{case['id']}-x{copy}"} for copy in range(scale) for case in cases]
+    # Deep copies: YAML would write a shared nested value once and alias it, and the loader counts aliases against a bomb.
+    cycled = [{**copy.deepcopy(case), "id": case["id"] if n == 0 else f"{case['id']}-x{n}"} for n in range(scale) for case in cases]
     (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cycled}, sort_keys=False), encoding="utf-8")
     return cases
 
