@@ -80,6 +80,8 @@ def test_the_direct_route_gives_litellms_turns(openai_sim: str, model: str, monk
         (ModelSpec("openai/gpt-4o-mini"), {ROUTE_VARIABLE: "litellm"}, False),  # the user's way out
         (ModelSpec("openai/o3-mini"), {}, False),  # a reasoning model: litellm drops or renames its parameters
         (ModelSpec("openai/gpt-5-mini"), {}, False),
+        (ModelSpec("openai/gpt-4o-audio-preview", input_cost_per_token=1e-7, output_cost_per_token=2e-7), {}, False),  # even priced
+        (ModelSpec("openai/gpt-4o-search-preview"), {}, False),
         (ModelSpec("openai/my-local-llama"), {}, False),  # unknown to the map: litellm's fall-back rules price it
         (ModelSpec("openai/my-local-llama", input_cost_per_token=1e-7, output_cost_per_token=2e-7), {}, True),  # priced by the spec
         (ModelSpec("hosted_vllm/gpt-4o-mini"), {}, False),  # another provider

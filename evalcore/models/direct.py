@@ -12,8 +12,8 @@ A model takes this route (`route_of`) when all of these hold, and otherwise goes
 - litellm prices from its bundled cost map (`LITELLM_LOCAL_MODEL_COST_MAP`, evalcore's default), and that map
   has NAME as a flat-priced `openai` chat model (`evalcore.models.cost_map`), or the spec carries its own price;
   so the cost is litellm's own figure, and a model litellm finds only by its fall-back rules goes to litellm;
-- it is not a reasoning model (the map's `supports_reasoning`, or an o-series or gpt-5 name), whose parameters
-  litellm drops or renames;
+- it is not a reasoning model (the map's `supports_reasoning`, or an o-series, gpt-5 or gpt-6 name), nor an
+  audio, search or realtime model: litellm drops or renames their parameters;
 - `EVALCORE_MODEL_ROUTE` is not `litellm` (which sends every model through litellm).
 
 What litellm would send, sent here: the key from `OPENAI_API_KEY` (and `OPENAI_ORGANIZATION`), the base from
@@ -43,8 +43,9 @@ from evalcore.models.types import ModelSpec
 
 ROUTE_VARIABLE: Final = "EVALCORE_MODEL_ROUTE"
 OPENAI_BASE: Final = "https://api.openai.com/v1"
-# litellm's openai provider sends these model families through configs that drop or rename parameters.
-_REASONING_NAME = re.compile(r"^(?:o\d|gpt-5|codex|computer-use)", re.IGNORECASE)
+# litellm's openai provider sends these model families through configs that drop or rename parameters: the o-series
+# (`o` and a digit), the gpt-5 and gpt-6 reasoning series (anywhere in the name), audio, search and realtime models.
+_SPECIAL_NAME = re.compile(r"^o\d|gpt-5|gpt-6|codex|computer-use|audio|search|realtime", re.IGNORECASE)
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
@@ -122,7 +123,7 @@ def route_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> Direc
     provider, _, name = spec.name.partition("/")
     if provider != "openai" or not name or environ.get(ROUTE_VARIABLE, "").strip().lower() == "litellm":
         return None
-    if _REASONING_NAME.match(name):
+    if _SPECIAL_NAME.search(name):
         return None
     if unit_prices(spec) is None:  # priced by litellm's map: only a flat, non-reasoning chat model found by its own name
         if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").strip().lower() not in ("true", "1"):
