@@ -17,18 +17,26 @@ cost tables as they would for the real provider).
   POSTs at concurrency 8 (what any client could reach, start-up excluded).
 
 The tools run alternately, `--repeat` times (default 5); each line gives the
-median wall time with its range, and the CPU seconds of the tool's process
-tree. The verdict is the median of the per-round ratios evalcore / promptfoo.
+median wall time with its range, the CPU seconds of the tool's process tree
+(and per model call), its peak PSS (the sum of /proc/PID/smaps_rollup over the
+process tree, sampled every 0.1 s: shared pages counted once) and the load
+average when the runs ended. The verdict is the median of the per-round ratios evalcore / promptfoo.
 On a shared machine wall times swing; the ratios of runs made side by side
 swing much less.
 
-Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"]`.
+`--scale 10,30,100` instead runs `evalcore run` alone on the workload with its
+cases cycled 10, 30 and 100 times (and once, for the base), one run each, and
+prints wall, CPU per model call against the 1x run's, and peak PSS: cost
+must grow linearly in the number of attempts, or better.
+
+Run: `make bench` or `.venv/bin/python bench/peer_workload.py [--repeat 5] [--evalcore-args "--model-concurrency 8"] [--scale 10,30,100]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import os
 import resource
@@ -72,6 +80,34 @@ class Timed:
     wall_s: float
     cpu_s: float  # user + system of the process and every child it waited for
     calls: int | None
+    peak_pss_mb: float = 0.0  # the largest sum of PSS over the process tree, sampled every 0.1 s while it ran
+    load: float = 0.0  # the 1-minute load average when it ended
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc/PID/task/TID/children (Linux)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                queue.extend(int(child) for child in (task / "children").read_text().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def tree_pss_mb(pid: int) -> float:
+    """The PSS of the process tree (shared pages split among the processes sharing them), from /proc/PID/smaps_rollup."""
+    total_kb = 0
+    for member in tree_pids(pid):
+        try:
+            rollup = Path(f"/proc/{member}/smaps_rollup").read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        total_kb += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total_kb / 1024
 
 
 def peer_cases(golden: Path, count: int) -> list[dict[str, Any]]:
@@ -125,26 +161,50 @@ def ensure_promptfoo() -> None:
     subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PROMPTFOO_DIR, check=True)
 
 
-def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[float, float]:
+def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: float = 600) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds of the tree and its peak PSS in MB, for one run of `command`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
-        raise SystemExit(f"{shlex.join(command)} exited {done.returncode}:\n{done.stdout[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with tempfile.TemporaryFile(mode="w+") as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=dict(env), cwd=cwd, stdout=output, stderr=subprocess.STDOUT, text=True)
+        peak = 0.0
+        while process.poll() is None:  # sampling, not a readiness wait: the process's end is what stops it
+            peak = max(peak, tree_pss_mb(process.pid))
+            if time.perf_counter() - started > timeout_s:
+                process.kill()
+            time.sleep(0.1)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        output.seek(0)
+        text = output.read()
+    if process.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
+        raise SystemExit(f"{shlex.join(command)} exited {process.returncode}:\n{text[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), peak
 
 
-def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> Timed:
-    report = folder / f"report-{round_no}.json"
+def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
+    """The peer workload's golden set in `folder/tasks.yaml`, its cases cycled `scale` times (ids suffixed); the first copy returned."""
+    cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
+    # Deep copies: YAML would write a shared nested value once and alias it, and the loader counts aliases against a bomb.
+    cycled = [{**copy.deepcopy(case), "id": case["id"] if n == 0 else f"{case['id']}-x{n}"} for n in range(scale) for case in cases]
+    (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cycled}, sort_keys=False), encoding="utf-8")
+    return cases
+
+
+def evalcore_command(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> list[str]:
+    """`evalcore run` on the workload in `folder`, as a user types it; its report goes to `folder/report-<round_no>.json`."""
     command = [sys.executable, "-m", "evalcore", "run", "--golden", str(folder / "tasks.yaml"), "--models", ",".join(f"openai/{m}" for m in MODELS)]
     command += ["--api-base", api_base, "--runs", str(RUNS), "--concurrency", str(CONCURRENCY), "--model-concurrency", str(CONCURRENCY)]
-    command += ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(report), *extra]
-    wall, cpu = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT)
+    return command + ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(folder / f"report-{round_no}.json"), *extra]
+
+
+def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int, timeout_s: float = 600) -> Timed:
+    report = folder / f"report-{round_no}.json"
+    command = evalcore_command(folder, api_base, extra, round_no)
+    wall, cpu, peak = timed(command, {**os.environ, "OPENAI_API_KEY": BENCH_KEY}, ROOT, timeout_s)
     data = json.loads(report.read_text(encoding="utf-8"))
     calls = sum(int((model.get("modelCalls") or {}).get("calls", 0)) for model in data.get("models", []))
-    return Timed(wall, cpu, calls or None)
+    return Timed(wall, cpu, calls or None, peak, os.getloadavg()[0])
 
 
 def run_promptfoo(folder: Path) -> Timed:
@@ -159,9 +219,9 @@ def run_promptfoo(folder: Path) -> Timed:
     }
     command = [str(PROMPTFOO_BIN), "eval", "-c", str(folder / "promptfooconfig.yaml"), "--repeat", str(RUNS), "-j", str(CONCURRENCY)]
     command += ["--no-cache", "--no-table", "--no-progress-bar", "-o", str(folder / "promptfoo.json")]
-    wall, cpu = timed(command, env, folder)
+    wall, cpu, peak = timed(command, env, folder)
     results = json.loads((folder / "promptfoo.json").read_text(encoding="utf-8")).get("results", {}).get("results", [])
-    return Timed(wall, cpu, len(results) or None)
+    return Timed(wall, cpu, len(results) or None, peak, os.getloadavg()[0])
 
 
 async def raw_httpx(api_base: str, calls: int) -> float:
@@ -182,10 +242,35 @@ def line(label: str, runs: Sequence[Timed]) -> str:
     walls = [r.wall_s for r in runs]
     calls = {r.calls for r in runs}
     count = "/".join(str(c) for c in sorted(calls, key=lambda c: c or 0)) if calls != {None} else "?"
+    cpu = statistics.median(r.cpu_s for r in runs)
+    per_call = f" ({cpu / int(statistics.median(r.calls or 0 for r in runs)) * 1000:.1f} ms/call)" if calls != {None} else ""
+    loads = [r.load for r in runs]
     return (
         f"{label:34s} {statistics.median(walls):6.2f} s wall (range {min(walls):.2f}-{max(walls):.2f}), "
-        f"{statistics.median(r.cpu_s for r in runs):6.2f} s CPU; {count} model calls"
+        f"{cpu:6.2f} s CPU{per_call}; peak PSS {max(r.peak_pss_mb for r in runs):.0f} MB; {count} model calls; "
+        f"load {min(loads):.2f}-{max(loads):.2f}"
     )
+
+
+def run_scales(api_base: str, scales: Sequence[int]) -> None:
+    """`evalcore run` on the workload cycled `scale` times, once per scale: wall, CPU and peak PSS, and their growth."""
+    print(f"scale: evalcore run on the peer workload cycled N times ({CASES} x N cases x {RUNS} runs x {len(MODELS)} models), one run each")
+    base: Timed | None = None
+    for scale in (1, *scales):
+        with tempfile.TemporaryDirectory(prefix=f"evalcore-scale-{scale}-") as name:
+            folder = Path(name)
+            write_golden(folder, scale)
+            limits = ["--golden-limit", f"cases={CASES * scale + 1}", "--golden-limit", f"nodes={200_000 + 200 * CASES * scale}"]
+            result = run_evalcore(folder, api_base, limits, 1, timeout_s=600.0 * scale)
+        base = base or result
+        calls = result.calls or 0
+        growth = (result.cpu_s / base.cpu_s) / (calls / (base.calls or 1)) if calls else float("nan")
+        print(
+            f"  x{scale:<4d} {calls:6d} model calls: {result.wall_s:8.2f} s wall, {result.cpu_s:8.2f} s CPU "
+            f"({result.cpu_s / max(calls, 1) * 1000:.1f} ms/call; CPU per call {growth:.2f} x that of x1), "
+            f"peak PSS {result.peak_pss_mb:.0f} MB; load {result.load:.2f}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -193,7 +278,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds of evalcore then promptfoo; medians are reported (default 5)")
     parser.add_argument("--evalcore-args", action="append", default=[], metavar="ARGS", help="also time `evalcore run ARGS` in each round (repeatable)")
     parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
+    parser.add_argument("--scale", metavar="N,N,...", help="instead: evalcore run on the workload cycled N times (e.g. 10,30,100), wall, CPU, memory")
     args = parser.parse_args()
+    if args.scale:
+        scales = [int(n) for n in args.scale.split(",") if n.strip()]
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before", flush=True)
+        server = SimServerProcess(latency_ms=LATENCY_MS, aliases={model: "sim-lexical" for model in MODELS})
+        try:
+            run_scales(server.url(), scales)
+        finally:
+            server.stop()
+        return
     with_promptfoo = not args.no_promptfoo
     if with_promptfoo:
         ensure_promptfoo()
@@ -206,8 +301,7 @@ def main() -> None:
         api_base = server.url()
         with tempfile.TemporaryDirectory(prefix="evalcore-peer-") as name:
             folder = Path(name)
-            cases = peer_cases(ROOT / "golden" / "tasks.yaml", CASES)
-            (folder / "tasks.yaml").write_text(yaml.safe_dump({"server": "reference", "cases": cases}, sort_keys=False), encoding="utf-8")
+            cases = write_golden(folder)
             if with_promptfoo:
                 config = promptfoo_config(cases, openai_tools(), api_base)
                 (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

@@ -31,13 +31,20 @@ def attempt_participants(case: GoldenCase, model: ModelSpec, models: ModelCaller
     """The responder for the server's input requests, and the user who writes follow-ups (None without `user:`)."""
     # The user and the sampling model go where the model under test goes (its `--api-base`), sim/ models nowhere.
     user = SimulatedUser(case.user or default_profile(case.prompt), models, context=context, api_base=model.api_base)
-    sampling = _at_endpoint(case.sampling_model, model.api_base) if case.sampling_model else model
+    sampling = at_endpoint(case.sampling_model, model.api_base) if case.sampling_model else model
     responder = AttemptResponder(user=user, sampling_model=sampling, models=models, roots=case.roots, context=context)
     return responder, (user if case.user is not None else None)
 
 
-def _at_endpoint(name: str, api_base: str | None) -> ModelSpec:
+def at_endpoint(name: str, api_base: str | None) -> ModelSpec:
     return ModelSpec(name, api_base=None if name.startswith("sim/") else api_base)
+
+
+def case_models(case: GoldenCase) -> tuple[str, ...]:
+    """The model strings a case calls besides the model under test: its simulated user's (a scripted one calls none)
+    and its sampling model's."""
+    user = (case.user.model,) if case.user is not None and not case.user.simulated_by_script else ()
+    return user + ((case.sampling_model,) if case.sampling_model else ())
 
 
 def check_state_tools(golden: GoldenSet, tools: Sequence[Mapping[str, Any]]) -> None:

@@ -47,7 +47,7 @@ def build_report(
     reasons: dict[tuple[str, str], Counter[str]] = {}
     scorers: dict[str, None] = {}
     for record in records:
-        transcripts.setdefault(record.model, []).append(json.loads(record.transcript_json) if record.transcript_json else {})
+        transcripts.setdefault(record.model, []).append(_call_telemetry(record.transcript_json))
         if record.model_version:
             versions.setdefault(record.model, set()).add(record.model_version)
         counter = reasons.setdefault((record.model, record.case_id), Counter())
@@ -90,6 +90,13 @@ def build_report(
         incomplete=incompleteness(records, max_error_rate),
     )
     return report, metric_sets
+
+
+def _call_telemetry(transcript_json: str | None) -> dict[str, Any]:
+    """What the per-call figures read of a transcript (its model turns, tool executions and failed-call retries),
+    without its messages: a run of many attempts holds every one of these at once."""
+    transcript = json.loads(transcript_json) if transcript_json else {}
+    return {key: transcript[key] for key in ("turns", "executions", "retries") if key in transcript}
 
 
 def _most_common_first(counter: Counter[str]) -> tuple[tuple[str, int], ...]:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
-from evalcore.behaviour.conversation import attempt_participants, check_state_tools, read_state
+from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
 from evalcore.behaviour.report import build_report
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
@@ -47,6 +47,7 @@ from evalcore.mcp.protocol.tracecontext import conversation_trace
 from evalcore.mcp.recording import RecordingTarget, ServerTarget
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
+from evalcore.models.direct import aclose as close_model_clients
 from evalcore.models.pricing import turn_cost
 from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -81,10 +82,11 @@ class BehaviourConfig:
     run_date: date | None = None  # the date the run stands for; today by default
     max_drop: float = 0.02  # the run gate: largest tolerated drop of a metric below the last green run
     max_error_rate: float = 0.0  # errored attempts / attempts a run may have and still pass its gate (never be green)
-    # A batch is one short-lived DuckDB connection, and opening one costs ~13 ms of CPU whatever it writes;
-    # batch_seconds, not batch_size, bounds how long a finished attempt waits to be stored.
-    batch_size: int = 100
-    batch_seconds: float = 0.5
+    # A batch is one short-lived DuckDB connection, and opening one builds DuckDB's whole catalog (~20-25 ms of CPU)
+    # whatever it writes: at 0.5 s a batch, the store took a quarter of a short run's CPU (bench/profile_run.py).
+    # batch_seconds, not batch_size, bounds how long a finished attempt waits to be stored (what a crash can lose).
+    batch_size: int = 500
+    batch_seconds: float = 2.0
     limits: Limits = field(default_factory=lambda: Limits(read_timeout=30.0))
     fault_timeout_s: float = 5.0  # read timeout of the call a `timeout` fault holds: the fault ends after it
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
@@ -143,7 +145,7 @@ async def _run_behaviour(
     new_run_id: str | None,
     progress: ProgressCallback | None,
 ) -> RunReport:
-    start_litellm_import()  # seconds of CPU, overlapping discovery, golden loading and the run record
+    start_litellm_import([*config.models, config.judge])  # when one takes litellm: it overlaps discovery and the run record
     target = recording = RecordingTarget(target)  # every exchange with the server is kept with the run (replayable)
     client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
     try:
@@ -181,6 +183,7 @@ async def _run_behaviour(
         return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
+        await close_model_clients()
 
 
 def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> RunReport:
@@ -223,7 +226,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
     config = replace(config, run_date=config.run_date or date.today())
     assert config.run_date is not None
     with tracing():
-        start_litellm_import()
+        start_litellm_import([*config.models, config.judge])
         client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
@@ -261,6 +264,7 @@ async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target
     discover, tools = await _server_surface(client, target)
     golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
     check_state_tools(golden, tools)
+    start_litellm_import([at_endpoint(name, model.api_base) for case in golden.cases for model in config.models for name in case_models(case)])
     return discover, tools, golden, server_fingerprint(discover, tools)
 
 

@@ -129,10 +129,11 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
     from evalcore.models.preflight import check_models
     from evalcore.models.tool_format import CatalogRewrite
 
-    start_litellm_import()
+    specs = model_specs(args)
+    start_litellm_import(specs)  # only when a model goes through litellm
     config = BehaviourConfig(
         golden_path=golden_path,
-        models=model_specs(args),
+        models=specs,
         db_path=args.db,
         runs=args.runs,
         concurrency=args.concurrency,

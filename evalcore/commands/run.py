@@ -170,7 +170,8 @@ def command(args: argparse.Namespace) -> int:
 
     from evalcore.models.adapter import start_litellm_import
 
-    start_litellm_import()  # it overlaps the imports below and the server's start
+    specs, judge = model_specs(args), judge_spec(args)
+    start_litellm_import([*specs, judge])  # when a model takes litellm: it overlaps the imports below and the server's start
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress
     from evalcore.mcp.target import resolve_target
@@ -179,10 +180,9 @@ def command(args: argparse.Namespace) -> int:
     run_date = _parse_date(args.date) if args.date else None
     if args.prices:
         _register_prices(args.prices)
-    judge = judge_spec(args)
     config = BehaviourConfig(
         golden_path=golden_path,
-        models=model_specs(args),
+        models=specs,
         db_path=args.db,
         runs=args.runs,
         concurrency=args.concurrency,

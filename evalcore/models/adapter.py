@@ -1,12 +1,13 @@
-"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`), with bounded retries.
+"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`) or the direct route, with bounded retries.
 
 `complete()` sends the conversation and the tools (OpenAI function tools from
 `tool_format.to_openai_tools`) and returns a `ModelTurn`: text, tool calls with
 their MCP names mapped back, tokens, cost, the provider's model version,
 latency and the number of retries.
 
-- Keys are never passed: litellm reads them from the environment. Every error
-  text this module produces goes through `secrets.redact`.
+- Keys are never passed: litellm reads them from the environment (and the
+  direct route from `OPENAI_API_KEY`, into the request's header only). Every
+  error text this module produces goes through `secrets.redact`.
 - Retries are ours alone (litellm's and the OpenAI SDK's own retries are off,
   `max_retries=0`, so the count is honest): rate limits (429), 5xx,
   connection errors and timeouts are retried up to `spec.max_retries` times
@@ -25,6 +26,12 @@ latency and the number of retries.
   to `sim/` models only (the sim provider reads it). Other providers have no
   use for it, and litellm would carry it through its logging at ~0.3 ms of
   CPU per call.
+- A model litellm would only pass through to an OpenAI Chat Completions
+  endpoint (`openai/NAME`, priced flat by litellm's bundled map) is called
+  directly with httpx on the event loop (`evalcore.models.direct`): the same
+  request, the same errors, retries, limits, tokens and cost, without
+  litellm's per-call machinery, and without importing litellm at all when no
+  other model needs it.
 """
 
 from __future__ import annotations
@@ -39,13 +46,14 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
+from evalcore.models import direct
 from evalcore.models.limits import CALLS, MAX_RATE_LIMIT_RETRIES, Clock, ProviderGate, Sleep, provider_gate, provider_key, retry_after_of
 from evalcore.models.pricing import known_unit_prices, turn_cost
 from evalcore.models.redaction import redact
@@ -71,13 +79,21 @@ class Backoff:
 DEFAULT_BACKOFF = Backoff()
 
 
-def start_litellm_import() -> None:
+def needs_litellm(spec: ModelSpec) -> bool:
+    """Whether calls to this model go through litellm (every model but those on the direct route)."""
+    return direct.route_of(spec) is None
+
+
+def start_litellm_import(models: Sequence[ModelSpec | None] | None = None) -> None:
     """Import litellm on a thread of its own, so that seconds of import overlap whatever the caller starts next.
 
-    Whoever needs litellm first waits on Python's import lock until it is in; an import that fails
-    there fails again, with its own error, where litellm is used.
+    With `models`, only when one of them goes through litellm (`needs_litellm`); a run whose models all take the
+    direct route never imports it. Whoever needs litellm first waits on Python's import lock until it is in; an
+    import that fails there fails again, with its own error, where litellm is used.
     """
     if "evalcore.models.litellm_loader" in sys.modules:
+        return
+    if models is not None and not any(spec is not None and needs_litellm(spec) for spec in models):
         return
 
     def load() -> None:
@@ -96,6 +112,8 @@ def check_model_string(spec: ModelSpec) -> None:
 
         check_sim_model(spec.name)
         return
+    if direct.route_of(spec) is not None:
+        return  # an `openai/NAME` string: litellm's provider look-up would say `openai`
     _check_provider(spec.name, spec.api_base)
 
 
@@ -143,11 +161,16 @@ def build_request(
 
 
 def is_retryable(exc: BaseException) -> bool:
-    from evalcore.models.litellm_loader import litellm
-
-    transient = (litellm.RateLimitError, litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.APIConnectionError, litellm.Timeout)
-    if isinstance(exc, (*transient, TimeoutError)):
+    if isinstance(exc, direct.ProviderError):
+        return exc.retryable
+    if isinstance(exc, TimeoutError):
         return True
+    loader = sys.modules.get("evalcore.models.litellm_loader")  # a litellm error exists only once litellm is imported
+    if loader is not None:
+        litellm = loader.litellm
+        transient = (litellm.RateLimitError, litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.APIConnectionError, litellm.Timeout)
+        if isinstance(exc, transient):
+            return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500)
 
@@ -182,30 +205,37 @@ def _content_text(content: Any) -> str | None:
     return content if isinstance(content, str) and content else None
 
 
+def _field(value: Any, name: str) -> Any:
+    """`value[name]` of a JSON object (the direct route's answer), `value.name` of a litellm object; None when absent."""
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
 def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, latency_ms: float, retries: int) -> ModelTurn:
-    """A litellm `ModelResponse` as a `ModelTurn`; `raw_message` keeps the model-side tool names, for the next turn."""
-    if not getattr(response, "choices", None):
+    """A litellm `ModelResponse`, or a Chat Completions answer's JSON, as a `ModelTurn`; `raw_message` keeps the
+    model-side tool names, for the next turn."""
+    choices = _field(response, "choices")
+    if not choices or not isinstance(choices, Sequence):
         raise ModelError(f"{spec.name}: the response has no choices")
-    choice = response.choices[0]
-    message = choice.message
-    text = _content_text(getattr(message, "content", None))
+    choice = choices[0]
+    message = _field(choice, "message")
+    text = _content_text(_field(message, "content"))
     calls: list[ToolCall] = []
     wire_calls: list[dict[str, Any]] = []
-    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
-        function = call.function
-        model_name = str(function.name or "")
-        arguments, raw, valid = parse_arguments(function.arguments)
-        call_id = call.id or f"call_{index}"
+    for index, call in enumerate(_field(message, "tool_calls") or []):
+        function = _field(call, "function")
+        model_name = str(_field(function, "name") or "")
+        arguments, raw, valid = parse_arguments(_field(function, "arguments"))
+        call_id = _field(call, "id") or f"call_{index}"
         calls.append(ToolCall(id=call_id, name=name_map.to_mcp(model_name), arguments=arguments, raw_arguments=raw, arguments_valid_json=valid))
         wire_calls.append({"id": call_id, "type": "function", "function": {"name": model_name, "arguments": raw}})
     raw_message: dict[str, Any] = {"role": "assistant", "content": text}
     if wire_calls:
         raw_message["tool_calls"] = wire_calls
-    usage = getattr(response, "usage", None)
-    input_tokens = getattr(usage, "prompt_tokens", None)
-    output_tokens = getattr(usage, "completion_tokens", None)
-    fingerprint = getattr(response, "system_fingerprint", None)
-    version = " ".join(str(part) for part in (getattr(response, "model", None), fingerprint) if part) or None
+    usage = _field(response, "usage")
+    input_tokens = _field(usage, "prompt_tokens")
+    output_tokens = _field(usage, "completion_tokens")
+    fingerprint = _field(response, "system_fingerprint")
+    version = " ".join(str(part) for part in (_field(response, "model"), fingerprint) if part) or None
     return ModelTurn(
         text=text,
         tool_calls=tuple(calls),
@@ -215,7 +245,7 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
         cost_usd=turn_cost(spec, input_tokens, output_tokens),
         model_version=version,
         retries=retries,
-        finish_reason=getattr(choice, "finish_reason", None),
+        finish_reason=_field(choice, "finish_reason"),
         raw_message=raw_message,
     )
 
@@ -318,14 +348,19 @@ async def complete(
 ) -> ModelTurn:
     """One model turn. `ConfigError` for a bad model string, `ModelError` when the call fails beyond its retries.
 
-    Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`), sent once the
-    provider's gate lets it; retries, their waits and the hard ceiling stay on the event loop. `latency_ms` is the
-    successful attempt's own time; time lost to retries shows in `retries`. `clock`, `wall_clock` (for a
-    `Retry-After` date) and `sleep` are the real ones outside tests.
+    Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`), or for a model
+    on the direct route one POST on the event loop (`evalcore.models.direct`), sent once the provider's gate lets
+    it; retries, their waits and the hard ceiling stay on the event loop. `latency_ms` is the successful attempt's
+    own time; time lost to retries shows in `retries`. `clock`, `wall_clock` (for a `Retry-After` date) and `sleep`
+    are the real ones outside tests.
     """
-    from evalcore.models.litellm_loader import litellm
-
-    request = _prepare(spec, messages, tools, context)
+    route = direct.route_of(spec)
+    if route is None:
+        request = _prepare(spec, messages, tools, context)
+        send = _litellm_sender(request)
+    else:
+        request = build_request(spec, messages, tools, context)
+        send = functools.partial(direct.send, route, request, spec.timeout_s)
     gate = provider_gate(provider_key(spec.name, spec.api_base), spec.limits, clock=clock, sleep=sleep)
     policy = _RetryPolicy(spec, backoff, gate, wall_clock)
     retries = 0
@@ -337,7 +372,7 @@ async def complete(
                     CALLS.calls += 1
                     started = time.perf_counter()
                     async with asyncio.timeout(spec.timeout_s + TIMEOUT_GRACE_S):
-                        response = await _on_a_thread(functools.partial(litellm.completion, **request))
+                        response = await send()
                     latency_ms = (time.perf_counter() - started) * 1000
     except Exception as exc:
         failure = exc
@@ -348,6 +383,15 @@ async def complete(
     if policy.gave_up_waiting is not None:
         note = f"rate limited: waiting {policy.gave_up_waiting:g} s more, as the provider asked, would pass the {spec.limits.max_rate_limit_wait_s:g} s bound"
     _raise_model_error(spec, failure, retries, note)
+
+
+def _litellm_sender(request: Mapping[str, Any]) -> Callable[[], Awaitable[Any]]:
+    from evalcore.models.litellm_loader import litellm
+
+    async def send() -> Any:
+        return await _on_a_thread(functools.partial(litellm.completion, **request))
+
+    return send
 
 
 async def _on_a_thread(call: Callable[[], Any]) -> Any:

@@ -8,7 +8,8 @@ endpoint is known when the model has an `api_base` (`--api-base`, or the
 provider's base variable, e.g. `OLLAMA_API_BASE`); it is reachable when a TCP
 connection to it opens. A hosted provider's own endpoint is not probed: a call
 that cannot reach it errors, and a run with errored attempts is incomplete.
-`sim/` models run in this process and need neither.
+`sim/` models run in this process and need neither. A model on the direct route (`evalcore.models.direct`)
+is checked the same way without litellm: `OPENAI_API_KEY`, and its `api_base` when it has one.
 
 `openai/NAME` with an `api_base` and no key is how a local OpenAI-compatible server (vLLM, llama.cpp,
 Ollama) is often first tried: its error says what such a server takes instead.
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import socket
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from evalcore.errors import ConfigError
+from evalcore.models.direct import route_of
 from evalcore.models.types import ModelSpec
 
 CONNECT_TIMEOUT_S = 3.0
@@ -32,6 +35,12 @@ def model_problems(model: ModelSpec, *, connect_timeout_s: float = CONNECT_TIMEO
     """What stops this model from being called, as `model: reason` lines (empty: it can be called)."""
     if model.simulated:
         return []
+    route = route_of(model)
+    if route is not None:  # litellm would find the same: `openai` needs its key, and an api_base is probed
+        if not os.environ.get(route.key_variable):
+            return [f"{model.name}: {_missing_sentence([route.key_variable])}{_local_server_hint(model, [route.key_variable])}"]
+        unreachable = _unreachable(model.api_base, connect_timeout_s) if model.api_base else None
+        return [f"{model.name}: cannot reach {model.api_base} ({unreachable})"] if unreachable else []
     from evalcore.models.litellm_loader import litellm
 
     with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a provider list to stdout for an unknown provider

@@ -84,10 +84,23 @@ def litellm_unit_prices(model: str) -> tuple[float, float] | Literal["tiered"] |
 
 
 def known_unit_prices(spec: ModelSpec) -> tuple[float, float] | None:
-    """The flat unit prices of a priced model, from any source (overrides, registered table, litellm's map); else None."""
+    """The flat unit prices of a priced model, from any source (overrides, registered table, litellm's map); else None.
+
+    A model on the direct route is priced from litellm's bundled map read as a file (`evalcore.models.cost_map`):
+    the route takes only models that map prices flat by their own name, so it is litellm's figure, without litellm.
+    """
     prices = unit_prices(spec)
     if prices is not None or spec.simulated:
         return prices
+    from evalcore.models.direct import route_of
+
+    route = route_of(spec)
+    if route is not None:
+        from evalcore.models.cost_map import bundled_openai_chat_model
+
+        entry = bundled_openai_chat_model(route.model)
+        if entry is not None and entry.input_cost_per_token is not None and entry.output_cost_per_token is not None:
+            return entry.input_cost_per_token, entry.output_cost_per_token
     from_litellm = litellm_unit_prices(spec.name)
     return from_litellm if isinstance(from_litellm, tuple) else None
 

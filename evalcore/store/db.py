@@ -330,7 +330,6 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
-INSERT_CHUNK_ROWS = 100  # rows per INSERT statement: one statement per row (executemany) is ~50 times slower
 # Two threads of one process opening a fresh store at once (two runs side by side) would both migrate it and conflict.
 _MIGRATING = threading.Lock()
 
@@ -370,12 +369,18 @@ class _RedactingConnection:
 
 
 def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
-    """Insert `rows` (values in the order of `columns`), many rows per statement; `table` and `columns` are the caller's constants."""
-    placeholders = "(" + ", ".join("?" for _ in columns.split(",")) + ")"
-    for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-        chunk = rows[start : start + INSERT_CHUNK_ROWS]
-        values = ", ".join(placeholders for _ in chunk)
-        connection.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", [value for row in chunk for value in row])
+    """Insert `rows` (values in the order of `columns`; `table` and `columns` are the caller's constants) in one
+    statement that binds one list per column (`SELECT unnest(?::TYPE[]), ...`).
+
+    Not executemany (DuckDB runs its statement once per row, ~1.3 ms of CPU each), nor multi-row VALUES (parsing
+    and binding thousands of placeholders cost ~0.1 ms per row): the lists bind in one step, about 14 times faster.
+    """
+    if not rows:
+        return
+    names = [column.strip() for column in columns.split(",")]
+    types = dict(connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall())
+    select = ", ".join(f"unnest(?::{types[name]}[])" for name in names)
+    connection.execute(f"INSERT INTO {table} ({columns}) SELECT {select}", [list(values) for values in zip(*rows, strict=True)])
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
