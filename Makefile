@@ -35,8 +35,9 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+# Two workers: much of the suite waits on servers, browsers and installs, so two files at a time fit two cores.
 test: lint $(CHROMIUM)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.runtime
 	$(PY) bench/conformance_speed.py

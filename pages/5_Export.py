@@ -35,6 +35,12 @@ st.subheader("Recorded MCP exchanges of every run")
 st.caption("Each request a behaviour run sent its server and the answer, whole: what `run --replay-run` and `replay-calls` replay.")
 widgets.export_downloads("the recorded MCP exchanges", "run_exchanges", lambda file_format: data.exchanges_export(db, file_format), enabled=count > 0)
 
+st.subheader("Comparisons and catalog sweeps")
+st.caption("Each verdict row of `evalcore compare` (per model and case, per model) and each sensitivity row of `evalcore perturb`.")
+compared, swept = data.comparisons_export(db, "csv"), data.perturbations_export(db, "csv")
+widgets.export_downloads("the comparisons", "comparisons", lambda file_format: data.comparisons_export(db, file_format), enabled=bool(compared))
+widgets.export_downloads("the catalog sweeps", "perturbations", lambda file_format: data.perturbations_export(db, file_format), enabled=bool(swept))
+
 st.subheader("Tables")
 tables = {
     "behaviour_runs": data.runs(db),

@@ -106,6 +106,11 @@ def _matrix(page: Page, timeout_ms: int = 120_000) -> dict:
     )
 
 
+def _idle(page: Page) -> None:
+    """Wait until the page's script run has ended: Streamlit shows its status widget only while one is under way."""
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=120_000)
+
+
 def _cell_point(page: Page, column: str, row: str, offset: float = 0.0) -> dict:
     """Page coordinates of a matrix cell's centre, moved `offset` of a cell width to the left (off the cell's text)."""
     return page.evaluate(
@@ -200,6 +205,7 @@ def test_the_matrix_downloads_as_csv(dashboard, page):
     page.goto(dashboard + TASKS)
     _matrix(page)
     page.get_by_text(re.compile(r"^Cells: every model × case")).click()  # folded under the summary
+    _idle(page)  # a script run still under way may replace the file the button points at
     with page.expect_download(timeout=120_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))

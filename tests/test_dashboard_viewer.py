@@ -4,6 +4,8 @@ pages once in Chromium."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import dataclass
 from datetime import date
@@ -21,6 +23,7 @@ from evalcore.dashboard import data, queries
 from evalcore.dashboard.queries import AttemptFilters, RunFilters
 from evalcore.scoring.gate import run_status
 from evalcore.store.behaviour import create_run, fail_run
+from evalcore.store.comparisons import comparisons_export
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = str(ROOT / "pages" / "6_Runs.py")
@@ -28,6 +31,7 @@ COMPARE = str(ROOT / "pages" / "7_Compare.py")
 LATENCY = str(ROOT / "pages" / "1_Latency_and_cost.py")
 FLAKY = str(ROOT / "pages" / "3_Flaky_cases.py")
 DRIFT = str(ROOT / "pages" / "2_Drift.py")
+EXPORT = str(ROOT / "pages" / "5_Export.py")
 
 # sim/lexical misses the knowledge-base case under the server's own words and finds it under the override's.
 GOLDEN = """\
@@ -258,3 +262,13 @@ def test_the_compare_page_opens_on_two_runs_of_one_golden_set_by_default(recorde
     picked = {app.sidebar.selectbox(key="compare_baseline").value, app.sidebar.selectbox(key="compare_candidate").value}
     assert picked == {recorded.baseline, recorded.candidate}
     assert app.query_params["baseline"] in (recorded.baseline, [recorded.baseline], recorded.candidate, [recorded.candidate])
+
+
+def test_the_export_page_offers_the_stored_comparisons_as_csv_and_parquet(recorded, monkeypatch):
+    app = _app(EXPORT, recorded.db, monkeypatch)
+    buttons = {button.proto.label: button for button in app.get("download_button")}
+    for file_format in ("CSV", "Parquet"):
+        assert not buttons[f"Download the comparisons as {file_format}"].proto.disabled  # the fixture's two comparisons
+        assert buttons[f"Download the catalog sweeps as {file_format}"].proto.disabled  # no `evalcore perturb` here
+    rows = list(csv.DictReader(io.StringIO(comparisons_export(recorded.db, "csv").decode())))
+    assert {row["comparison_id"] for row in rows} and any(row["case_id"] == "kb-password-reset" for row in rows)

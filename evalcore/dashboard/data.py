@@ -27,8 +27,7 @@ from evalcore.drift import Change, DriftSettings, RunPoint, detect_changes
 from evalcore.errors import EvalcoreError
 from evalcore.golden.loader import load_golden_set
 from evalcore.paths import golden_file
-from evalcore.store import exchanges
-from evalcore.store.comparisons import list_comparisons
+from evalcore.store import comparisons, exchanges, perturbations
 
 TTL_S = 10
 STORE_TTL_S = 600
@@ -182,6 +181,18 @@ def exchanges_export(db: Path, file_format: Literal["csv", "parquet"]) -> bytes:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def comparisons_export(db: Path, file_format: Literal["csv", "parquet"]) -> bytes:
+    """Every stored comparison's verdict rows (`evalcore compare`; `evalcore.store.comparisons`)."""
+    return comparisons.comparisons_export(db, file_format)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def perturbations_export(db: Path, file_format: Literal["csv", "parquet"]) -> bytes:
+    """Every stored sweep's sensitivity rows (`evalcore perturb`; `evalcore.store.perturbations`)."""
+    return perturbations.perturbations_export(db, file_format)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def conformance_runs(db: Path) -> pd.DataFrame:
     return queries.conformance_runs(db)
 
@@ -326,7 +337,7 @@ def run_models(db: Path) -> list[str]:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def stored_comparisons(db: Path) -> list[dict[str, Any]]:
     """Every comparison `evalcore compare` stored, newest first, each with its report (`report`)."""
-    return list_comparisons(db)
+    return comparisons.list_comparisons(db)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
