@@ -37,9 +37,9 @@ widgets.export_downloads("the recorded MCP exchanges", "run_exchanges", lambda f
 
 st.subheader("Comparisons and catalog sweeps")
 st.caption("Each verdict row of `evalcore compare` (per model and case, per model) and each sensitivity row of `evalcore perturb`.")
-compared, swept = data.comparisons_export(db, "csv"), data.perturbations_export(db, "csv")
-widgets.export_downloads("the comparisons", "comparisons", lambda file_format: data.comparisons_export(db, file_format), enabled=bool(compared))
-widgets.export_downloads("the catalog sweeps", "perturbations", lambda file_format: data.perturbations_export(db, file_format), enabled=bool(swept))
+compared, swept = bool(data.stored_comparisons(db)), bool(data.stored_perturbations(db))
+widgets.export_downloads("the comparisons", "comparisons", lambda file_format: data.comparisons_export(db, file_format), enabled=compared)
+widgets.export_downloads("the catalog sweeps", "perturbations", lambda file_format: data.perturbations_export(db, file_format), enabled=swept)
 
 st.subheader("Tables")
 tables = {

@@ -341,6 +341,12 @@ def stored_comparisons(db: Path) -> list[dict[str, Any]]:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def stored_perturbations(db: Path) -> list[dict[str, Any]]:
+    """Every sweep `evalcore perturb` stored, newest first, each with its report (`report`)."""
+    return perturbations.list_perturbations(db)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def comparison(db: Path, baseline_run_id: str, candidate_run_id: str, alpha: float) -> dict[str, Any]:
     """The comparison of two stored runs as `evalcore compare --baseline-run --candidate-run` computes it (its JSON, without
     being stored); an `EvalcoreError` saying why two runs cannot be compared (Streamlit caches no exception)."""

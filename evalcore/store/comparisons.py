@@ -75,5 +75,5 @@ def list_comparisons(path: Path) -> list[dict[str, Any]]:
 
 
 def comparisons_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
-    """Every stored comparison's verdict rows as CSV or Parquet bytes, written by DuckDB; b"" when there are none."""
+    """Every stored comparison's verdict rows as CSV or Parquet bytes, written by DuckDB (no rows: a header only; no store: b"")."""
     return export_query(path, EXPORT_SQL, [], file_format, "comparisons")

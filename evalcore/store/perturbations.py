@@ -68,5 +68,5 @@ def list_perturbations(path: Path) -> list[dict[str, Any]]:
 
 
 def perturbations_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
-    """Every stored sweep's sensitivity rows as CSV or Parquet bytes, written by DuckDB; b"" when there are none."""
+    """Every stored sweep's sensitivity rows as CSV or Parquet bytes, written by DuckDB (no rows: a header only; no store: b"")."""
     return export_query(path, EXPORT_SQL, [], file_format, "perturbations")
