@@ -153,18 +153,23 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
             name="cells",
         )
     )
+    return _cell_grid_layout(figure, columns, cases)
+
+
+def _cell_grid_layout(figure: go.Figure, columns: Sequence[str], cases: Sequence[str]) -> go.Figure:
+    """A models x cases grid's axes: model columns at numeric positions labelled on top, cases top to bottom; a click selects a cell."""
     figure.update_layout(
         xaxis={
             "tickmode": "array",
             "tickvals": list(range(len(columns))),
-            "ticktext": columns,
+            "ticktext": list(columns),
             "range": [-0.5, len(columns) - 0.5],
             "side": "top",
             "title": None,
             "showgrid": False,
             "zeroline": False,
         },
-        yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
+        yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(cases), "title": None},
         height=max(320, 26 * len(cases) + 140),
         margin={"l": 10, "r": 40, "t": 60, "b": 10},
         clickmode="event+select",
@@ -547,24 +552,7 @@ def delta_heatmap(df: pd.DataFrame) -> go.Figure:
             name="cells",
         )
     )
-    figure.update_layout(
-        xaxis={
-            "tickmode": "array",
-            "tickvals": list(range(len(columns))),
-            "ticktext": columns,
-            "range": [-0.5, len(columns) - 0.5],
-            "side": "top",
-            "title": None,
-            "showgrid": False,
-            "zeroline": False,
-        },
-        yaxis={"type": "category", "categoryorder": "array", "categoryarray": cases, "title": None},
-        height=max(320, 26 * len(cases) + 140),
-        margin={"l": 10, "r": 40, "t": 60, "b": 10},
-        clickmode="event+select",
-        dragmode=False,
-    )
-    return figure
+    return _cell_grid_layout(figure, columns, cases)
 
 
 def delta_text(delta: Any, verdict: str) -> str:
