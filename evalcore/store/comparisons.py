@@ -7,10 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
-
 from evalcore import __version__
-from evalcore.store.db import connect
+from evalcore.store.db import connect, report_rows
 from evalcore.store.export import export_query
 
 # One row per comparison x (model, case), then per model (case_id NULL): each stored report's verdict rows, flattened.
@@ -60,18 +58,7 @@ def write_comparison(
 
 def list_comparisons(path: Path) -> list[dict[str, Any]]:
     """Every stored comparison, newest first, with its report parsed (`report`)."""
-    if not path.exists():
-        return []
-    with connect(path, read_only=True) as connection:
-        try:
-            cursor = connection.execute("SELECT * FROM comparisons ORDER BY created_at DESC")
-        except duckdb.CatalogException:  # a store no writer has migrated to schema 10 yet
-            return []
-        columns = [d[0] for d in cursor.description]
-        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-    for row in rows:
-        row["report"] = json.loads(row.pop("report_json"))
-    return rows
+    return report_rows(path, "comparisons")
 
 
 def comparisons_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:

@@ -13,6 +13,7 @@ migration to `MIGRATIONS` (SQL, or a function of the connection) and never edits
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -381,6 +382,24 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str,
     types = dict(connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall())
     select = ", ".join(f"unnest(?::{types[name]}[])" for name in names)
     connection.execute(f"INSERT INTO {table} ({columns}) SELECT {select}", [list(values) for values in zip(*rows, strict=True)])
+
+
+def report_rows(path: Path, table: str) -> list[dict[str, Any]]:
+    """Every row of a table that keeps one JSON report per row (`comparisons`, `perturbations`), newest first, its
+    `report_json` parsed into `report`; [] without a store or on a store no writer has migrated to the table yet.
+    `table` is the caller's constant."""
+    if not path.exists():
+        return []
+    with connect(path, read_only=True) as connection:
+        try:
+            cursor = connection.execute(f"SELECT * FROM {table} ORDER BY created_at DESC")
+        except duckdb.CatalogException:
+            return []
+        columns = [d[0] for d in cursor.description]
+        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:
+        row["report"] = json.loads(row.pop("report_json"))
+    return rows
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:

@@ -10,10 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
-
 from evalcore import __version__
-from evalcore.store.db import connect
+from evalcore.store.db import connect, report_rows
 from evalcore.store.export import export_query
 
 # One row per sweep x perturbation x model (tool empty), then per (model, tool): each stored report's rows, flattened.
@@ -53,18 +51,7 @@ def write_perturbation(path: Path, *, perturb_id: str, baseline_run_id: str, gol
 
 def list_perturbations(path: Path) -> list[dict[str, Any]]:
     """Every stored sweep, newest first, with its report parsed (`report`)."""
-    if not path.exists():
-        return []
-    with connect(path, read_only=True) as connection:
-        try:
-            cursor = connection.execute("SELECT * FROM perturbations ORDER BY created_at DESC")
-        except duckdb.CatalogException:  # a store no writer has migrated to this schema yet
-            return []
-        columns = [d[0] for d in cursor.description]
-        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-    for row in rows:
-        row["report"] = json.loads(row.pop("report_json"))
-    return rows
+    return report_rows(path, "perturbations")
 
 
 def perturbations_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
