@@ -10,8 +10,9 @@ cost tables as they would for the real provider).
   reference MCP server, the full tool loop, scoring, the DuckDB store, the
   report): every attempt runs the agent loop, so a case whose answer needs a
   tool takes two model calls (about 370 in all).
-- promptfoo (`promptfoo eval`, pinned in bench/promptfoo/package.json and
-  installed there by this script with `npm ci`): the same prompts with the same
+- promptfoo (`promptfoo eval`, pinned in bench/promptfoo/package.json with the
+  Node.js it needs, npm's `node` package, and installed there by this script
+  with `npm ci`): the same prompts with the same
   tools, one model call per test (200 in all), `-j 8`, its cache off.
 - the ideal: evalcore's model calls x 50 ms / 8, and raw httpx making that many
   POSTs at concurrency 8 (what any client could reach, start-up excluded).
@@ -69,6 +70,8 @@ from evalcore.models.tool_format import to_openai_tools  # noqa: E402
 
 PROMPTFOO_DIR = ROOT / "bench" / "promptfoo"
 PROMPTFOO_BIN = PROMPTFOO_DIR / "node_modules" / ".bin" / "promptfoo"
+# promptfoo needs a newer Node.js than many machines have: the pinned one comes from npm's `node` package, first on its PATH.
+PROMPTFOO_NODE = PROMPTFOO_DIR / "node_modules" / ".bin" / "node"
 MODELS = ("gpt-4o-mini", "gpt-4.1-mini")  # in both tools' price tables; the stub answers for both
 CASES, RUNS, CONCURRENCY, LATENCY_MS = 20, 5, 8, 50.0
 # The stub needs no key; both tools refuse to call OpenAI without one. Not a secret.
@@ -150,9 +153,20 @@ def promptfoo_config(cases: Sequence[Mapping[str, Any]], tools: list[dict[str, A
     return {"description": "evalcore peer workload", "prompts": ["{{prompt}}"], "providers": providers, "tests": tests}
 
 
+def promptfoo_versions() -> tuple[str, str]:
+    """The promptfoo and Node.js versions bench/promptfoo/package.json pins."""
+    pinned = json.loads((PROMPTFOO_DIR / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    return pinned["promptfoo"], pinned["node"]
+
+
+def installed_version(package: str) -> str | None:
+    manifest = PROMPTFOO_DIR / "node_modules" / package / "package.json"
+    return json.loads(manifest.read_text(encoding="utf-8")).get("version") if manifest.exists() else None
+
+
 def ensure_promptfoo() -> None:
-    """Install the pinned promptfoo into bench/promptfoo (gitignored node_modules) unless it is there."""
-    if PROMPTFOO_BIN.exists():
+    """Install the pinned promptfoo and its Node.js into bench/promptfoo (gitignored node_modules) unless they are there."""
+    if PROMPTFOO_BIN.exists() and PROMPTFOO_NODE.exists() and (installed_version("promptfoo"), installed_version("node")) == promptfoo_versions():
         return
     npm = shutil.which("npm")
     if npm is None:
@@ -216,6 +230,7 @@ def run_promptfoo(folder: Path) -> Timed:
         "PROMPTFOO_DISABLE_UPDATE": "1",
         "PROMPTFOO_DISABLE_SHARING": "1",
         "NO_COLOR": "1",
+        "PATH": f"{PROMPTFOO_NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     command = [str(PROMPTFOO_BIN), "eval", "-c", str(folder / "promptfooconfig.yaml"), "--repeat", str(RUNS), "-j", str(CONCURRENCY)]
     command += ["--no-cache", "--no-table", "--no-progress-bar", "-o", str(folder / "promptfoo.json")]
@@ -320,6 +335,8 @@ def main() -> None:
     ideal = calls * LATENCY_MS / 1000 / CONCURRENCY
     print(f"peer workload: {CASES} cases x {RUNS} runs x {len(MODELS)} models, concurrency {CONCURRENCY}, stub latency {LATENCY_MS:g} ms; {args.repeat} rounds")
     print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
+    if with_promptfoo:
+        print(f"peer: promptfoo {installed_version('promptfoo')} on Node.js {installed_version('node')} (bench/promptfoo/package.json)")
     print(f"ideal for evalcore's {calls:g} model calls: {ideal:.2f} s; raw httpx, that many POSTs at concurrency {CONCURRENCY}: {raw:.2f} s (no start-up)")
     for label, runs in results.items():
         if runs:
