@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import subprocess
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +52,25 @@ def echo_auth_server():
         yield process.url(timeout=300), ECHO_AUTH_TOKEN
     finally:
         process.stop()
+
+
+TS_SDK_DIR = Path(__file__).parent / "ts_sdk_server"
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """node, with the TypeScript SDK v2 server's modules installed by `npm ci` from its pinned lockfile (once per
+    lockfile; a file lock keeps two test workers from installing at once)."""
+    node = shutil.which("node")
+    if node is None or shutil.which("npm") is None:
+        pytest.skip("node/npm not installed: the TypeScript SDK v2 server cannot run here")
+    with (TS_SDK_DIR / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = TS_SDK_DIR / "node_modules" / ".evalcore-lock"
+        wanted = (TS_SDK_DIR / "package-lock.json").read_bytes()
+        if not stamp.exists() or stamp.read_bytes() != wanted:
+            result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=TS_SDK_DIR, capture_output=True, text=True, timeout=600)
+            if result.returncode != 0:
+                pytest.fail(f"npm ci in {TS_SDK_DIR} failed: {result.stderr.strip()[-500:]}")
+            stamp.write_bytes(wanted)
+    return node

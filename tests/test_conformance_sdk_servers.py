@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -68,27 +66,6 @@ def _deviations(report) -> dict[str, str]:
 
 def _suite(target: Target, runs: int = 1):
     return asyncio.run(run_suite(target, runs=runs, limits=LIMITS, deadline_s=240))
-
-
-def _node_modules() -> Path:
-    """`npm ci` from the pinned lockfile into tests/ts_sdk_server/node_modules, once per lockfile."""
-    stamp = TS_DIR / "node_modules" / ".evalcore-lock"
-    lock = (TS_DIR / "package-lock.json").read_bytes()
-    if not stamp.exists() or stamp.read_bytes() != lock:
-        result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=TS_DIR, capture_output=True, text=True, timeout=600)
-        if result.returncode != 0:
-            pytest.fail(f"npm ci in {TS_DIR} failed: {result.stderr.strip()[-500:]}")
-        stamp.write_bytes(lock)
-    return TS_DIR / "node_modules"
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    node = shutil.which("node")
-    if node is None or shutil.which("npm") is None:
-        pytest.skip("node/npm not installed: the TypeScript SDK v2 server cannot run here")
-    _node_modules()
-    return node
 
 
 @pytest.fixture(scope="module")
