@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -70,10 +71,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_defects:
         print(list_defects())
         return 0
-    # Imported late so --help and --list-defects stay quick.
-    from evalcore.demo_server.app import SERVER_NAME
-    from evalcore.demo_server.serve import run_http, run_stdio
-    from evalcore.telemetry.setup import install_global_tracing
+    # Imported late so --help and --list-defects stay quick, with the collector off: the SDK builds hundreds of
+    # pydantic models, and collections during that cost a tenth of the import. What it built is then frozen out
+    # of later collections, which the server would otherwise walk again and again while it serves.
+    gc.disable()
+    try:
+        from evalcore.demo_server.app import SERVER_NAME
+        from evalcore.demo_server.serve import run_http, run_stdio
+        from evalcore.telemetry.setup import install_global_tracing
+    finally:
+        gc.enable()
+    gc.freeze()
 
     tamper = DEFECTS[args.defect].build() if args.defect else None
     # The mcp SDK opens a server span per request on the global provider, as a child of `_meta.traceparent`.
