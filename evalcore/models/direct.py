@@ -126,7 +126,8 @@ def route_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> Direc
     if _SPECIAL_NAME.search(name):
         return None
     if unit_prices(spec) is None:  # priced by litellm's map: only a flat, non-reasoning chat model found by its own name
-        if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").strip().lower() not in ("true", "1"):
+        # Unset is evalcore's default, the bundled map (`litellm_loader` sets it before litellm is imported).
+        if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").strip().lower() not in ("true", "1"):
             return None
         entry = bundled_openai_chat_model(name)
         if entry is None or entry.supports_reasoning or not entry.flat:
