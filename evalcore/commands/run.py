@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import re
 from datetime import date
@@ -207,6 +208,9 @@ def command(args: argparse.Namespace) -> int:
         if replayed is not None
         else resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env)
     )
+    # What start-up built (modules, the golden set, the config) lives to the end of the run: frozen, the collections
+    # the run's allocations trigger do not walk it again and again.
+    gc.freeze()
     with served as target, contextlib.closing(progress):
         if shard is not None:
             return _run_shard(config, target, shard, args.shard_dir, progress)
