@@ -8,8 +8,15 @@ import gc
 import sys
 from collections.abc import Sequence
 
-from evalcore.demo_server.defects import DEFECTS
 from evalcore.processes import adopt_children
+
+# The defects import the MCP SDK, which builds hundreds of pydantic models: with the collector off, as all of the
+# server's imports here, collections during them do not cost a tenth of their CPU. `main` then freezes what they built.
+gc.disable()
+try:
+    from evalcore.demo_server.defects import DEFECTS
+finally:
+    gc.enable()
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -71,9 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_defects:
         print(list_defects())
         return 0
-    # Imported late so --help and --list-defects stay quick, with the collector off: the SDK builds hundreds of
-    # pydantic models, and collections during that cost a tenth of the import. What it built is then frozen out
-    # of later collections, which the server would otherwise walk again and again while it serves.
+    # Imported late, with the collector off (see above). What the imports built is then frozen out of later
+    # collections, which the server would otherwise walk again and again while it serves.
     gc.disable()
     try:
         from evalcore.demo_server.app import SERVER_NAME
