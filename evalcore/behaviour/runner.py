@@ -59,6 +59,7 @@ from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
+from evalcore.store.db import held_open
 from evalcore.store.exchanges import write_exchanges
 from evalcore.taxonomy import ErrorKind, attempt_error
 from evalcore.telemetry import spans
@@ -182,7 +183,8 @@ async def _run_behaviour(
             raise
         finally:
             write_exchanges(config.db_path, run_id, recording.recorder.take())
-        return finish(config, store.load_run(config.db_path, run_id), golden, records)
+        with held_open(config.db_path):  # the run's last reads and writes follow on at once: one open of the store
+            return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
         await close_model_clients()
