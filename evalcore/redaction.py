@@ -32,6 +32,7 @@ inside a key leaves a prefix that no redactor downstream could recognise.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -49,19 +50,23 @@ _SECRET_NAME = re.compile(r"(?:_|^)(?:API_?KEY|KEY|KEY_ID|TOKEN|SECRET|PASSWORD|
 _NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null"})
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name marks its value as a credential."""
+    """Whether an environment variable's name marks its value as a credential.
+
+    Cached: `current()` asks it for every variable each time anything is redacted, and the names hardly change."""
     return bool(_SECRET_NAME.search(name)) and not name.upper().startswith("TOKENIZERS_")
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """name -> value of the credential variables in `environ` (default: this process's environment)."""
+    """name -> value of the credential variables in `environ` (default: this process's environment), sorted by name."""
     env = os.environ if environ is None else environ
-    return {
-        name: value
-        for name, value in sorted(env.items())
+    found = [
+        (name, value)
+        for name, value in env.items()
         if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH and value.strip().lower() not in _NOT_SECRET_VALUES
-    }
+    ]
+    return dict(sorted(found))
 
 
 def encoded_forms(secret: str) -> set[str]:

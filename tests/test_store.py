@@ -8,7 +8,7 @@ import pytest
 from evalcore.conformance.runner import SuiteReport
 from evalcore.errors import StoreError
 from evalcore.store.conformance import latest_conformance_run, record_conformance_run
-from evalcore.store.db import SCHEMA_VERSION, connect
+from evalcore.store.db import SCHEMA_VERSION, connect, held_open
 from tests.builders import conformance_report
 
 
@@ -96,3 +96,21 @@ def test_a_reader_waits_out_a_writer_in_another_thread_of_the_same_process(tmp_p
         assert reader.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
     writer.join(120)
     assert not writer.is_alive()
+
+
+def test_a_held_store_serves_every_connection_inside_and_is_closed_after(tmp_path):
+    """Inside `held_open`, writers and readers share the one open database; afterwards the file is free again."""
+    path = tmp_path / "e.duckdb"
+    with held_open(path):
+        with connect(path) as connection:
+            connection.execute("CREATE TABLE notes (text VARCHAR)")
+            connection.execute("INSERT INTO notes VALUES (?)", ["kept"])
+        with connect(path, read_only=True) as connection:
+            assert connection.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+        with held_open(path), connect(path) as connection:  # re-entrant
+            connection.execute("INSERT INTO notes VALUES (?)", ["again"])
+    reader = duckdb.connect(str(path), read_only=True)  # a fresh open in the other mode: nothing holds the file
+    try:
+        assert reader.execute("SELECT count(*) FROM notes").fetchone() == (2,)
+    finally:
+        reader.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.span import TraceState
 
@@ -16,7 +17,7 @@ from evalcore.mcp.client import McpClient
 from evalcore.mcp.protocol.tracecontext import is_valid_traceparent
 from evalcore.mcp.reference import running_reference_server
 from evalcore.store.behaviour import list_runs, load_attempts
-from evalcore.telemetry import setup
+from evalcore.telemetry import export, setup
 from evalcore.telemetry.setup import otlp_endpoint, otlp_exporter, run_tracer, tracing
 from tests.builders import GOLDEN
 from tests.otlp_collector import OtlpCollector
@@ -129,12 +130,12 @@ def test_without_an_endpoint_nothing_is_exported(workspace, reference_url, monke
     with tracing():
         assert isinstance(run_tracer(), trace.NoOpTracer)  # no provider, no exporter, no spans
     assert setup._run_tracer.get() is None
-    assert not isinstance(trace.get_tracer_provider(), setup.TracerProvider)  # the global provider stays untouched
+    assert not isinstance(trace.get_tracer_provider(), TracerProvider)  # the global provider stays untouched
 
     def no_provider(*args: object, **kwargs: object) -> None:
         raise AssertionError("a tracer provider was built with no endpoint configured")
 
-    monkeypatch.setattr(setup, "build_provider", no_provider)
+    monkeypatch.setattr(export, "build_provider", no_provider)
     _run(workspace, reference_url)  # a whole run builds none, and still works
 
 

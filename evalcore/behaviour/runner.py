@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
@@ -55,15 +55,18 @@ from evalcore.paths import golden_identity
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
 from evalcore.redaction import clip
 from evalcore.robustness.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
-from evalcore.robustness.proxy import FaultProxy, running_fault_proxy
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
+from evalcore.store.db import held_open
 from evalcore.store.exchanges import write_exchanges
 from evalcore.taxonomy import ErrorKind, attempt_error
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
+
+if TYPE_CHECKING:  # the proxy module imports uvicorn and starlette: only a run with a fault to inject loads it
+    from evalcore.robustness.proxy import FaultProxy
 
 ProgressCallback = Callable[[int, int], None]
 _NO_RECORD: Any = object()  # a wake-up with nothing new, so a waiting batch still gets written
@@ -180,7 +183,8 @@ async def _run_behaviour(
             raise
         finally:
             write_exchanges(config.db_path, run_id, recording.recorder.take())
-        return finish(config, store.load_run(config.db_path, run_id), golden, records)
+        with held_open(config.db_path):  # the run's last reads and writes follow on at once: one open of the store
+            return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
         await close_model_clients()
@@ -289,6 +293,8 @@ def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarge
     """The fault proxy in front of the target, when any case injects a fault."""
     if not any(case.inject is not None for case in golden.cases):
         return contextlib.nullcontext()
+    from evalcore.robustness.proxy import running_fault_proxy
+
     # The proxy holds a `timeout` fault past the client's read timeout, so the client is the one that gives up.
     return running_fault_proxy(target, hold_s=config.fault_timeout_s + 2.0, limits=config.limits)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import re
 from datetime import date
@@ -207,11 +208,17 @@ def command(args: argparse.Namespace) -> int:
         if replayed is not None
         else resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env)
     )
+    # What start-up built (modules, the golden set, the config) lives to the end of the run: frozen, the collections
+    # the run's allocations trigger do not walk it again and again.
+    gc.freeze()
     with served as target, contextlib.closing(progress):
         if shard is not None:
             return _run_shard(config, target, shard, args.shard_dir, progress)
         report = asyncio.run(run_behaviour(config, target, resume_run_id=args.resume, new_run_id=args.run_id, progress=progress))
-    document = publish_report(config.db_path, report, args.out)
+    from evalcore.store.db import held_open
+
+    with held_open(config.db_path):  # the drift's reads and the report's write: one open of the store
+        document = publish_report(config.db_path, report, args.out)
     show_report(document)
     failed = not document["passed"] or (args.require_case_gates and not document["caseGates"]["passed"])
     return 1 if failed else 0

@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
-from evalcore.demo_server.defects import DEFECTS
 from evalcore.processes import adopt_children
+
+# The defects import the MCP SDK, which builds hundreds of pydantic models: with the collector off, as all of the
+# server's imports here, collections during them do not cost a tenth of their CPU. `main` then freezes what they built.
+gc.disable()
+try:
+    from evalcore.demo_server.defects import DEFECTS
+finally:
+    gc.enable()
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -70,10 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_defects:
         print(list_defects())
         return 0
-    # Imported late so --help and --list-defects stay quick.
-    from evalcore.demo_server.app import SERVER_NAME
-    from evalcore.demo_server.serve import run_http, run_stdio
-    from evalcore.telemetry.setup import install_global_tracing
+    # Imported late, with the collector off (see above). What the imports built is then frozen out of later
+    # collections, which the server would otherwise walk again and again while it serves.
+    gc.disable()
+    try:
+        from evalcore.demo_server.app import SERVER_NAME
+        from evalcore.demo_server.serve import run_http, run_stdio
+        from evalcore.telemetry.setup import install_global_tracing
+    finally:
+        gc.enable()
+    gc.freeze()
 
     tamper = DEFECTS[args.defect].build() if args.defect else None
     # The mcp SDK opens a server span per request on the global provider, as a child of `_meta.traceparent`.

@@ -37,7 +37,7 @@ class DeskState:
     def __init__(self, max_sandboxes: int = MAX_SANDBOXES) -> None:
         self._sandboxes: OrderedDict[str, Sandbox] = OrderedDict()
         self._max = max_sandboxes
-        self._lock = threading.Lock()  # sync tools run in worker threads
+        self._lock = threading.Lock()  # the SDK runs a sync function (a resolver here) on a worker thread
 
     def ticket(self, conversation: str, ticket_id: str) -> tuple[str, str, str, str] | None:
         with self._lock:

@@ -105,7 +105,8 @@ def run_http(*, host: str, port: int, path: str, bare: bool = False, tamper: Tam
         announced, note = "", f" (every variant at /NAME{path}; NAME: clean, bare or a defect name)"
     else:
         app, announced, note = http_app(host=host, path=path, bare=bare, tamper=tamper, variant=variant), path, ""
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    # No WebSocket protocol (MCP has none; uvicorn would import the websockets package for it) and no access log.
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="none", access_log=False)
     _AnnouncingServer(config, announced, note).run()
 
 

@@ -14,6 +14,9 @@ closing a ticket and erasing a customer's data ask the user to confirm
 (form elicitation), and `summarize_ticket` asks the client's model to write
 the summary (sampling). Ticket changes live in the conversation's sandbox
 (`desk_state`), which `get_ticket` reads back.
+
+The tools are `async def` although none awaits: the SDK runs a plain function on a worker thread, a hop that
+costs more CPU than these in-memory look-ups.
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ class ErasureReceipt(BaseModel):
     completes_within_days: int
 
 
-def get_weather(
+async def get_weather(
     city: Annotated[str, Field(description="City name, e.g. Paris.", examples=["Paris", "London"])],
     units: Annotated[Literal["celsius", "fahrenheit"], Field(description="Temperature units.")] = "celsius",
 ) -> WeatherReport:
@@ -186,7 +189,7 @@ def _require_customer(customer_id: str) -> dict[str, str]:
     return data.CUSTOMERS[customer_id]
 
 
-def search_invoices(
+async def search_invoices(
     customer_id: CustomerId,
     status: Annotated[InvoiceStatus, Field(description="Only invoices in this state.")],
     from_date: Annotated[date | None, Field(description="Earliest issue date, inclusive (YYYY-MM-DD).", examples=["2026-01-01"])] = None,
@@ -203,7 +206,7 @@ def search_invoices(
     return InvoiceSearchResult(customer_id=customer_id, status=status, count=len(found), invoices=found)
 
 
-def get_invoice(invoice_id: InvoiceId) -> Invoice:
+async def get_invoice(invoice_id: InvoiceId) -> Invoice:
     """Fetch a single invoice by its id: amount, currency, status and issue/due dates."""
     for row in data.INVOICES:
         if row[0] == invoice_id:
@@ -211,7 +214,7 @@ def get_invoice(invoice_id: InvoiceId) -> Invoice:
     raise ToolError(f"Invoice {invoice_id!r} not found; search_invoices lists a customer's invoices.")
 
 
-def send_email(
+async def send_email(
     to: EmailAddress,
     subject: Annotated[str, Field(description="Subject line.", examples=["Your invoice INV-2026-0002"])],
     body: Annotated[str, Field(description="Plain-text body.", examples=["Hello, please find your invoice attached."])],
@@ -230,7 +233,7 @@ def _utc(moment: datetime) -> str:
     return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def create_calendar_event(
+async def create_calendar_event(
     title: Annotated[str, Field(description="Event title.", examples=["Acme renewal call"])],
     start: Annotated[datetime, Field(description="Start time, ISO 8601.", examples=["2026-08-05T10:00:00Z"])],
     end: Annotated[datetime, Field(description="End time, ISO 8601.", examples=["2026-08-05T10:30:00Z"])],
@@ -246,7 +249,7 @@ def create_calendar_event(
     return CalendarEvent(event_id=event_id, title=title, start=_utc(start), end=_utc(end), attendees=attendees)
 
 
-def list_calendar_events(
+async def list_calendar_events(
     date: Annotated[date, Field(description="Day to list, YYYY-MM-DD.", examples=["2026-08-03"])],
 ) -> CalendarDay:
     """List the calendar events (meetings, calls, stand-ups) scheduled on one day."""
@@ -258,7 +261,7 @@ def list_calendar_events(
     return CalendarDay(date=day, count=len(events), events=events)
 
 
-def get_customer(customer_id: CustomerId) -> Customer:
+async def get_customer(customer_id: CustomerId) -> Customer:
     """Look up a customer's account: company name, contact email, plan, account manager, open tickets, overdue invoices."""
     record = _require_customer(customer_id)
     open_tickets = sum(1 for t in data.TICKETS.values() if t[0] == customer_id and t[2] in ("open", "pending"))
@@ -270,7 +273,7 @@ def _conversation(ctx: Context) -> str:
     return conversation_of(ctx.request_context.meta if ctx.request_context is not None else None)
 
 
-def create_support_ticket(
+async def create_support_ticket(
     subject: Annotated[str, Field(description="One-line summary.", examples=["Cannot download invoice PDF"])],
     description: Annotated[str, Field(description="What happened, steps tried.", examples=["The download button returns a 500 error."])],
     customer_id: CustomerId,
@@ -299,7 +302,7 @@ def confirm_status_change(ticket_id: str, status: str, ctx: Context) -> Elicit[C
     return Elicit(f"Close ticket {ticket_id} ({subject!r})? A closed ticket cannot be reopened.", Confirmation)
 
 
-def update_ticket_status(
+async def update_ticket_status(
     ticket_id: TicketId,
     status: Annotated[TicketStatus, Field(description="The new status.")],
     confirmation: Annotated[ElicitationResult[Confirmation], Resolve(confirm_status_change)],
@@ -313,7 +316,7 @@ def update_ticket_status(
     return TicketStatusChange(ticket_id=ticket_id, previous_status=previous, status=status)  # type: ignore[arg-type]
 
 
-def get_ticket(ticket_id: TicketId, ctx: Context) -> Ticket:
+async def get_ticket(ticket_id: TicketId, ctx: Context) -> Ticket:
     """Look up one support ticket by id: its subject, current status and priority."""
     customer_id, subject, status, priority = _require_ticket(ctx, ticket_id)
     return Ticket(ticket_id=ticket_id, customer_id=customer_id, subject=subject, status=status, priority=priority)  # type: ignore[arg-type]
@@ -330,7 +333,7 @@ def ask_for_summary(ticket_id: str, ctx: Context) -> Sample:
     )
 
 
-def summarize_ticket(
+async def summarize_ticket(
     ticket_id: TicketId,
     sampled: Annotated[CreateMessageResult, Resolve(ask_for_summary)],
 ) -> TicketSummary:
@@ -342,7 +345,7 @@ def summarize_ticket(
     return TicketSummary(ticket_id=ticket_id, summary=text.strip()[:500], summarized_by=sampled.model)
 
 
-def search_knowledge_base(
+async def search_knowledge_base(
     query: Annotated[str, Field(description="Keywords, e.g. 'refund'.", examples=["refund"])],
     limit: Annotated[int, Field(description="Maximum articles to return.", ge=1, le=10)] = 3,
 ) -> KnowledgeBaseResults:
@@ -356,7 +359,7 @@ def search_knowledge_base(
     return KnowledgeBaseResults(query=query, count=len(hits), articles=hits)
 
 
-def get_order_status(order_id: OrderId) -> OrderStatus:
+async def get_order_status(order_id: OrderId) -> OrderStatus:
     """Get the fulfilment status of a customer order: carrier, tracking number, estimated delivery, items."""
     if order_id not in data.ORDERS:
         raise ToolError(f"Order {order_id!r} not found; order ids look like ORD-50001.")
@@ -377,7 +380,7 @@ def confirm_erasure(customer_id: str) -> Elicit[Confirmation]:
     return Elicit(f"Erase all personal data of {name} ({customer_id})? This cannot be undone.", Confirmation)
 
 
-def erase_customer_data(
+async def erase_customer_data(
     customer_id: CustomerId,
     confirmation: Annotated[ElicitationResult[Confirmation], Resolve(confirm_erasure)],
 ) -> ErasureReceipt:

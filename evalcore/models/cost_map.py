@@ -4,7 +4,7 @@ litellm prices calls from `model_prices_and_context_window_backup.json` in its p
 `LITELLM_LOCAL_MODEL_COST_MAP` is set (evalcore sets it). The direct route (`evalcore.models.direct`) reads the
 same file, to know that a model is one litellm would price flat, and at what price, without paying seconds of
 CPU for `import litellm`. The file is found with `importlib.util.find_spec`, which does not run litellm's
-`__init__`, and read once per file version (its path, size and modification time).
+`__init__`, once per process, and read once per file version (its path, size and modification time).
 """
 
 from __future__ import annotations
@@ -34,8 +34,11 @@ class CostMapEntry:
         return not self.tiered and all(p is not None and math.isfinite(p) for p in prices)
 
 
+@functools.cache
 def cost_map_path() -> Path | None:
-    """litellm's bundled cost map, or None when litellm (or the file) is not installed."""
+    """litellm's bundled cost map, or None when litellm (or the file) is not installed.
+
+    Looked up once per process: the route of every model call asks, and `find_spec` walks the import path."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -51,7 +54,10 @@ def bundled_openai_chat_model(name: str) -> CostMapEntry | None:
     path = cost_map_path()
     if path is None:
         return None
-    stat = path.stat()
+    try:
+        stat = path.stat()
+    except OSError:  # removed since it was found
+        return None
     return _entries(str(path), stat.st_size, stat.st_mtime_ns).get(name)
 
 

@@ -126,7 +126,8 @@ def route_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> Direc
     if _SPECIAL_NAME.search(name):
         return None
     if unit_prices(spec) is None:  # priced by litellm's map: only a flat, non-reasoning chat model found by its own name
-        if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").strip().lower() not in ("true", "1"):
+        # Unset is evalcore's default, the bundled map (`litellm_loader` sets it before litellm is imported).
+        if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").strip().lower() not in ("true", "1"):
             return None
         entry = bundled_openai_chat_model(name)
         if entry is None or entry.supports_reasoning or not entry.flat:
@@ -146,8 +147,13 @@ def request_body(route: DirectRoute, request: Mapping[str, Any]) -> dict[str, An
     return body
 
 
-async def send(route: DirectRoute, request: Mapping[str, Any], timeout_s: float, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """POST one chat completion and return the answer's JSON object; a `ProviderError` for anything else."""
+def encode_body(route: DirectRoute, request: Mapping[str, Any]) -> bytes:
+    """The request body for litellm's `completion` keyword arguments, as JSON bytes (`request_body`)."""
+    return json.dumps(request_body(route, request)).encode("utf-8")
+
+
+async def send(route: DirectRoute, body: bytes, timeout_s: float, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """POST one chat completion (`body` from `encode_body`) and return the answer's JSON object; a `ProviderError` for anything else."""
     environ = os.environ if environ is None else environ
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     key = environ.get(route.key_variable)
@@ -157,9 +163,8 @@ async def send(route: DirectRoute, request: Mapping[str, Any], timeout_s: float,
     organization = environ.get(route.organization_variable)
     if organization:
         headers["OpenAI-Organization"] = organization
-    content = json.dumps(request_body(route, request)).encode("utf-8")
     try:
-        response = await _client().post(route.url, content=content, headers=headers, timeout=timeout_s)
+        response = await _client().post(route.url, content=body, headers=headers, timeout=timeout_s)
     except httpx.TimeoutException as exc:
         raise Timeout(f"Request timed out after {timeout_s:g} s ({type(exc).__name__})") from exc
     except httpx.HTTPError as exc:

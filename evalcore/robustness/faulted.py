@@ -14,7 +14,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.errors import TargetError
@@ -28,8 +28,10 @@ from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec
 from evalcore.records import ToolExecution, Transcript
 from evalcore.robustness.model import Injection
-from evalcore.robustness.proxy import FaultProxy, ProxyEvent
 from evalcore.users.simulated import SimulatedUser
+
+if TYPE_CHECKING:  # the proxy module imports uvicorn and starlette; the runner imports it when a case injects a fault
+    from evalcore.robustness.proxy import FaultProxy, ProxyEvent
 
 FAULT_RUBRIC = (
     "A tool call failed on purpose. Pass only if the final answer either gives a result that came from a tool call that "

@@ -6,7 +6,8 @@ is for a server process, whose spans the `mcp` SDK opens on the global provider.
 Both export over OTLP/HTTP only when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (the exporter reads the rest of the
 standard `OTEL_EXPORTER_OTLP_*` variables itself); otherwise there is no
-exporter at all, and no provider unless a test passes one in. Every span is
+exporter at all, no provider unless a test passes one in, and the OpenTelemetry
+SDK is not even imported (`evalcore.telemetry.export`). Every span is
 redacted (`evalcore.redaction`) on its way to the exporter.
 """
 
@@ -14,16 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.trace import Status
 
-from evalcore import __version__, redaction
+from evalcore import __version__
+
+if TYPE_CHECKING:  # the SDK (evalcore.telemetry.export) is imported only when there is somewhere to export to
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 TRACER_NAME = "evalcore"
@@ -49,48 +51,6 @@ def otlp_exporter(environ: Mapping[str, str] | None = None) -> SpanExporter | No
     return OTLPSpanExporter()
 
 
-def build_provider(service_name: str, exporter: SpanExporter, *, batch: bool) -> TracerProvider:
-    """A provider sending every span to `exporter`; batched off the hot path, or one by one (tests)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name, "service.version": __version__}))
-    redacting = RedactingSpanExporter(exporter)
-    provider.add_span_processor(BatchSpanProcessor(redacting) if batch else SimpleSpanProcessor(redacting))
-    return provider
-
-
-class RedactingSpanExporter(SpanExporter):
-    """Hands `exporter` each span with every secret removed from its name, attributes, events and status."""
-
-    def __init__(self, exporter: SpanExporter) -> None:
-        self.exporter = exporter
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self.exporter.export([redacted_span(span) for span in spans])
-
-    def shutdown(self) -> None:
-        self.exporter.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return self.exporter.force_flush(timeout_millis)
-
-
-def redacted_span(span: ReadableSpan) -> ReadableSpan:
-    scrub = redaction.current()
-    return ReadableSpan(
-        name=scrub.text(span.name),
-        context=span.context,
-        parent=span.parent,
-        resource=span.resource,
-        attributes=scrub.value(dict(span.attributes or {})),
-        events=[Event(scrub.text(e.name), scrub.value(dict(e.attributes or {})), e.timestamp) for e in span.events],
-        links=span.links,
-        kind=span.kind,
-        status=Status(span.status.status_code, scrub.text(span.status.description) if span.status.description else None),
-        start_time=span.start_time,
-        end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
-    )
-
-
 def run_tracer() -> trace.Tracer:
     """The tracer of the run in progress; a no-op tracer outside `tracing()` or when nothing is configured."""
     return _run_tracer.get() or _NO_OP
@@ -111,6 +71,8 @@ def tracing(exporter: SpanExporter | None = None, *, service_name: str = "evalco
     if exporter is None:
         yield
         return
+    from evalcore.telemetry.export import build_provider
+
     provider = build_provider(service_name, exporter, batch=batch)
     token = _run_tracer.set(provider.get_tracer(TRACER_NAME, __version__))
     try:
@@ -125,6 +87,8 @@ def install_global_tracing(service_name: str) -> TracerProvider | None:
     exporter = otlp_exporter()
     if exporter is None:
         return None
+    from evalcore.telemetry.export import build_provider
+
     provider = build_provider(service_name, exporter, batch=True)
     trace.set_tracer_provider(provider)
     return provider

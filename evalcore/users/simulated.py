@@ -13,7 +13,6 @@ from typing import Any
 
 from evalcore.errors import ModelError
 from evalcore.mcp.mrtr import InputAnswerError
-from evalcore.mcp.protocol.schemas import instance_errors
 from evalcore.models.adapter import ModelCaller
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
@@ -56,6 +55,8 @@ class SimulatedUser:
             return InputAnswer({"action": "decline"}, "user", self.name, "the user model's reply was not an elicitation answer; sent as a decline")
         schema = params.get("requestedSchema")
         if result.get("action") == "accept" and request.elicitation_mode == "form" and isinstance(schema, dict):
+            from evalcore.mcp.protocol.schemas import instance_errors  # jsonschema: imported by the first form answer, not by every run
+
             problems = instance_errors(result.get("content", {}), schema)
             if problems:
                 return InputAnswer({"action": "decline"}, "user", self.name, f"the user model's answer did not fit the form ({problems[0]}); sent as a decline")

@@ -6,8 +6,10 @@ A `tools/call`, `prompts/get` or `resources/read` may answer
 an opaque `requestState`. The client answers every request and retries the
 ORIGINAL request under a new id with `inputResponses` (same keys) and the exact
 `requestState`. This module reads such a result, validates each request against
-the official wire models (`mcp-types`) and the client's declared capabilities,
-and builds the retry's params. No I/O.
+the official wire models (`mcp-types`, through their JSON Schema in
+`wire_shapes`: building the pydantic models would cost a run a few hundred ms
+of CPU) and the client's declared capabilities, and builds the retry's params.
+No I/O.
 """
 
 from __future__ import annotations
@@ -16,18 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import pydantic
-from mcp_types import CreateMessageRequest, ElicitRequest, ListRootsRequest
-
 from evalcore.mcp.protocol.constants import INPUT_REQUIRED_METHODS
 from evalcore.records import InputMethod, InputRequest
 
 INPUT_METHODS: Final[tuple[InputMethod, ...]] = ("elicitation/create", "sampling/createMessage", "roots/list")
-_MODELS: Final[dict[str, type[pydantic.BaseModel]]] = {
-    "elicitation/create": ElicitRequest,
-    "sampling/createMessage": CreateMessageRequest,
-    "roots/list": ListRootsRequest,
-}
+# The official wire model of each request, by its name in wire_shapes.schema.json.
+_MODELS: Final[dict[str, str]] = {"elicitation/create": "ElicitRequest", "sampling/createMessage": "CreateMessageRequest", "roots/list": "ListRootsRequest"}
 # The client capability each input request needs (spec: a server MUST NOT send one the client did not declare).
 _CAPABILITY: Final[dict[str, str]] = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 RETRY_KEYS: Final = ("inputResponses", "requestState")
@@ -71,12 +67,11 @@ def _input_request(key: str, value: Any, client_capabilities: Mapping[str, Any])
     method = value.get("method")
     if method not in _MODELS:
         raise InputRequestProblem(f"inputRequests[{key!r}] asks for {method!r}; an input request is one of {', '.join(INPUT_METHODS)}")
-    try:
-        _MODELS[method].model_validate(dict(value))
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        raise InputRequestProblem(f"inputRequests[{key!r}] ({method}) is malformed: {where}: {first.get('msg')}") from exc
+    from evalcore.mcp.protocol.wire_shapes import model_problem  # jsonschema: imported by the first input request, not by every run
+
+    problem = model_problem(_MODELS[method], value)
+    if problem is not None:
+        raise InputRequestProblem(f"inputRequests[{key!r}] ({method}) is malformed: {problem}")
     capability = _CAPABILITY[method]
     if capability not in client_capabilities:
         raise InputRequestProblem(f"inputRequests[{key!r}] asks for {method}, but the client did not declare the {capability!r} capability")

@@ -93,6 +93,12 @@ def result_model_problem(method: str, result: Mapping[str, Any]) -> str | None:
     return _result_problem((model,), result)
 
 
+def model_problem(model: str, instance: Mapping[str, Any]) -> str | None:
+    """Why `instance` is not a valid `model` (a wire model the schema defines, e.g. ElicitRequest); None if it is one.
+    Judged once per distinct text, as results are."""
+    return _result_problem((model,), instance)
+
+
 def _problem(models: tuple[str, ...], instance: Mapping[str, Any]) -> str | None:
     """The most relevant error (the deepest, inside a union the branch that came closest), where it is, and how many more."""
     errors = list(_validator(models).iter_errors(dict(instance)))
