@@ -384,7 +384,7 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     (ties: alphabetical), None when none failed.
 
     A finished run stored each cell as its report gives it (`case_cells`), so the matrix reads those few rows; a run
-    without them (still in progress, or finished before the table existed) is read from its attempts.
+    without them (still in progress or resumed, or finished before the table existed) is read from its attempts.
     """
     filters = filters or AttemptFilters()
     with _reading(path) as connection:
@@ -430,7 +430,8 @@ def _cells_from_attempts_on(
 
 
 # The cells finished runs stored (`RunReport.case_cells`) of each picked (run, model) pair (`_PICKED`'s first three
-# values), every kind, in the columns and order of _MATRIX_SQL. Counts are INTEGER in the table; the frame carries
+# values), every kind, in the columns and order of _MATRIX_SQL. Only while the run stands complete: `finish_run` sets
+# that with the cells, and a resume (`reopen_run`) takes it away until the run's end writes them afresh. Counts are INTEGER in the table; the frame carries
 # them as int64, as the cells read from attempts do.
 _STORED_CELLS_SQL = """
     WITH picked_pairs AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS model)
@@ -438,7 +439,7 @@ _STORED_CELLS_SQL = """
            c.attempts::BIGINT AS attempts, c.errored::BIGINT AS errored, c.top_failing_reason, c.simulated,
            r.server_target, r.server_fingerprint, r.run_date
     FROM case_cells c JOIN picked_pairs p ON c.run_id = p.run_id AND c.model = p.model JOIN behaviour_runs r ON c.run_id = r.run_id
-    WHERE list_contains(?::VARCHAR[], c.run_id)
+    WHERE list_contains(?::VARCHAR[], c.run_id) AND r.status = 'complete'
     ORDER BY c.case_id, c.model"""
 
 
