@@ -429,7 +429,7 @@ def test_the_matrix_figure_is_built_unvalidated_yet_as_plotly_would_validate_it(
     frame = pd.DataFrame(
         {
             "model": ["a", "a", "b", "sim/c"],
-            "case_id": ["c1", "c2", "c1", "<c3>"],
+            "case_id": ["c1", "c2", "c1", "<c3>" + "z" * 300],  # a long one: its texts go as objects, not fixed-width text
             "run_id": "r",
             "passes": [0, 3, 5, 1],
             "runs": [0, 4, 5, 2],

@@ -31,6 +31,7 @@ ERRORED_HOVER = "no verdict: every attempt of this case errored (provider, serve
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
+MAX_TEXT_ARRAY_WIDTH = 200  # characters: see `_text_array`
 
 
 def plotly_text(value: object) -> str:
@@ -96,7 +97,7 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     no_verdict = np.isnan(rates) & ~not_run  # attempted, but every attempt errored: no pass rate, yet not "not run"
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
-    x, y = np.arange(len(columns)), np.array(cases, dtype=str)
+    x, y = np.arange(len(columns)), _text_array(cases)
     traces: list[dict[str, Any]] = []
     if (not_run | no_verdict).any():
         grey = np.full(rates.shape, None, dtype=object)  # null where the pass rate shows: plotly leaves those cells clear
@@ -133,14 +134,15 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
         }
     )
     errored = df["errored"].tolist() if "errored" in df.columns else [None] * len(df)  # a frame from before the count was kept
-    reasons = pd.Series(df["top_failing_reason"].astype(object)).map(_reason)  # as written: few distinct reasons, each cut once
+    reasons = df["top_failing_reason"].tolist()
+    shown_reason = {reason: _reason(reason) for reason in set(reasons)}  # few distinct reasons: each cut and escaped once
     traces.append(
         {
             "type": "scatter",
             "x": column,
             "y": y[row],
             "mode": "markers+text",
-            "text": np.array([cell_text(p, n, e) for p, n, e in zip(df["passes"].tolist(), df["runs"].tolist(), errored, strict=True)], dtype=str),
+            "text": _text_array([cell_text(p, n, e) for p, n, e in zip(df["passes"].tolist(), df["runs"].tolist(), errored, strict=True)]),
             "textfont": {"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
             "marker": {"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
@@ -153,7 +155,7 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
                     df["case_id"].to_numpy(dtype=object),
                     df["run_id"].to_numpy(dtype=object),
                     df["pass_hat_k"].to_numpy(dtype=object),
-                    reasons.to_numpy(dtype=object),
+                    np.array([shown_reason[reason] for reason in reasons], dtype=object),
                     np.array(columns, dtype=object)[column],
                 ]
             ),
@@ -191,6 +193,12 @@ def _cell_grid_layout_dict(columns: Sequence[str], cases: Sequence[str]) -> dict
         "clickmode": "event+select",
         "dragmode": False,
     }
+
+
+def _text_array(texts: Sequence[str]) -> np.ndarray:
+    """Texts as a numpy text array, which plotly's `to_dict` copies in one piece (an object array is copied text by
+    text); as an object array when one is long, since a text array gives every entry the longest one's width."""
+    return np.array(texts, dtype=str if max(map(len, texts), default=0) <= MAX_TEXT_ARRAY_WIDTH else object)
 
 
 def cell_text(passes: Any, scored: Any, errored: Any) -> str:
