@@ -595,6 +595,25 @@ class RunGate:
 
 
 @dataclass(frozen=True)
+class CaseCell:
+    """One model x case of a finished run as the dashboard's matrix shows it: its case's numbers and top failing reason
+    in the run's report (`RunReport.case_cells`), stored as a row of `case_cells` so the matrix reads a few thousand
+    rows, not the run's attempts."""
+
+    model: str
+    case_id: str
+    kind: str
+    simulated: bool
+    passes: int
+    runs: int  # attempts scored: errored ones are in no denominator
+    attempts: int
+    errored: int
+    pass_rate: float | None
+    pass_hat_k: float | None  # at k = the run's runs
+    top_failing_reason: str | None  # the reason most failed attempts gave (ties: alphabetical); None when none failed
+
+
+@dataclass(frozen=True)
 class RunReport:
     """A behaviour run's report, typed; its JSON (`to_json`) is what `run --out` writes, the store keeps and `gate` reads,
     described by docs/report.schema.json. `gate` is set once the run is compared with its baseline, `drift` once the
@@ -629,6 +648,27 @@ class RunReport:
             for model in self.models
             for case in model.cases
             if case.metrics.get("gate_passed") != 1.0
+        ]
+
+    def case_cells(self) -> list[CaseCell]:
+        """Every (model, case) of the report as one matrix cell: the numbers `CaseResult.to_json` gives, and the first
+        of its failing reasons (they are most common first)."""
+        return [
+            CaseCell(
+                model=model.model,
+                case_id=case.id,
+                kind=case.kind,
+                simulated=model.simulated,
+                passes=_count(case.metrics.get("passes")),
+                runs=_count(case.metrics.get("scored")),
+                attempts=_count(case.metrics.get("attempts")),
+                errored=_count(case.metrics.get("errored")),
+                pass_rate=case.metrics.get("pass_rate"),
+                pass_hat_k=case.metrics.get(f"pass_hat_k@{self.runs}"),
+                top_failing_reason=case.failing_reasons[0][0] if case.failing_reasons else None,
+            )
+            for model in self.models
+            for case in model.cases
         ]
 
     def to_json(self) -> dict[str, Any]:

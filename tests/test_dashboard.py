@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -419,6 +421,30 @@ def test_a_cell_whose_attempts_all_errored_reads_k_errored_not_not_run():
     assert list(cells.text) == ["5 errored", "3/4 · 1 errored", "5/5"]
     assert widgets.cell_summary({"passes": 0, "runs": 0, "errored": 5}) == "5 errored: none scored"
     assert widgets.cell_summary({"passes": 3, "runs": 4, "errored": 1, "pass_hat_k": 0.0}) == "3/4 passed · pass^k 0.00 · 1 errored"
+
+
+def test_the_matrix_figure_is_built_unvalidated_yet_as_plotly_would_validate_it():
+    """`matrix_heatmap` skips plotly's checks for speed: every property must already be in the form plotly's validation
+    gives, so the browser gets what a validated figure would send."""
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "sim/c"],
+            "case_id": ["c1", "c2", "c1", "<c3>" + "z" * 300],  # a long one: its texts go as objects, not fixed-width text
+            "run_id": "r",
+            "passes": [0, 3, 5, 1],
+            "runs": [0, 4, 5, 2],
+            "attempts": [5, 5, 5, 2],
+            "errored": [5, 1, 0, 0],
+            "pass_rate": [None, 0.75, 1.0, 0.5],
+            "pass_hat_k": [None, 0.0, 1.0, 0.0],
+            "top_failing_reason": [None, "<b>x</b>", None, "y" * 400],
+            "simulated": [False, False, False, True],
+        }
+    )
+    figure = figures.matrix_heatmap(frame)
+    validated = go.Figure(figure.to_dict())
+    assert json.loads(pio.to_json(validated, validate=False)) == json.loads(pio.to_json(figure, validate=False))
+    assert [trace.type for trace in figure.data] == ["heatmap", "heatmap", "scatter"]
 
 
 def test_the_demo_banner_counts_nights_then_the_other_sets():

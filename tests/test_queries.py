@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import duckdb
+import pandas as pd
 import pytest
 
 from evalcore.dashboard import queries
@@ -47,6 +48,25 @@ def test_matrix_filters(store):
     (server,) = queries.filter_options(store.db)["servers"]  # the name the reference server gives in server/discover
     assert server.startswith("evalcore") and len(queries.matrix(store.db, AttemptFilters(server=server))) == 6
     assert queries.matrix(store.db, AttemptFilters(server="another server")).empty
+
+
+def test_the_matrix_reads_a_finished_runs_stored_cells_and_they_equal_its_attempts(store, tmp_path):
+    """A finished run stores its matrix cells; a store without them (older, or a model's cells missing) reads the
+    same matrix from the attempts, frame for frame, whatever the filters; so does a run resumed since (running again),
+    whatever its stored cells say."""
+    with duckdb.connect(str(store.db), read_only=True) as connection:
+        stored = connection.execute("SELECT run_id, count(*) FROM case_cells GROUP BY run_id ORDER BY run_id").fetchall()
+    assert sorted(stored) == sorted([(store.run_id, 6), (store.old_run_id, 3)])
+    scopes = [AttemptFilters(), AttemptFilters(kinds=("hard",)), AttemptFilters(run_id=store.old_run_id), AttemptFilters(models=(store.wrong,))]
+    expected = [queries.matrix(store.db, filters) for filters in scopes]
+    resumed = "UPDATE case_cells SET passes = 99, top_failing_reason = 'stale'; UPDATE behaviour_runs SET status = 'running'"
+    for index, forget in enumerate((f"DELETE FROM case_cells WHERE model = '{store.steady}'", "DELETE FROM case_cells", "DROP TABLE case_cells", resumed)):
+        copy = tmp_path / f"{index}.duckdb"
+        copy.write_bytes(store.db.read_bytes())
+        with duckdb.connect(str(copy)) as connection:
+            connection.execute(forget)
+        for filters, frame in zip(scopes, expected, strict=True):
+            pd.testing.assert_frame_equal(queries.matrix(copy, filters), frame)
 
 
 def test_latest_run_ids_pick_each_models_newest_run_by_date(store):

@@ -31,6 +31,7 @@ ERRORED_HOVER = "no verdict: every attempt of this case errored (provider, serve
 SIMULATED_SUFFIX = " (simulated)"
 PASS_RATE_COLOURS = [[0.0, "#d73027"], [0.5, "#fee08b"], [1.0, "#1a9850"]]
 MAX_HOVER_CHARS = 300  # of a server's or model's text in a hover box
+MAX_TEXT_ARRAY_WIDTH = 200  # characters: see `_text_array`
 
 
 def plotly_text(value: object) -> str:
@@ -69,118 +70,135 @@ def matrix_heatmap(df: pd.DataFrame) -> go.Figure:
     whose every attempt errored is darker grey and reads "k errored" (it was run,
     but nothing was scored). Layer 0
     is one verdict per server, so it is not a column here: the page states it once.
+
+    Built in one step from plain values, unvalidated (`_validate=False`): plotly would otherwise check every array
+    and copy the figure once per trace, and `st.plotly_chart` deep-copies it again on every render. So the arrays are
+    the types plotly sends as they are: numbers as numeric arrays, text of one kind as numpy text arrays (copied
+    whole, where an object array is copied element by element), and every property in its canonical form.
     """
-    figure = go.Figure()
     if df.empty:
-        figure.update_layout(title="No behaviour attempts in scope")
-        return figure
+        return go.Figure(layout={"title": {"text": "No behaviour attempts in scope"}})
     simulated = df.groupby("model")["simulated"].any()
     labels = {model: plotly_text(label) for model, label in model_labels({str(model): bool(flag) for model, flag in simulated.items()}).items()}
     models = sorted(labels, key=lambda model: labels[model])  # columns in the order a reader sees their names
-    errored = df["errored"] if "errored" in df.columns else None  # a frame from before the count was kept
-    frame = df.assign(model_label=df["model"].map(labels), case_id=df["case_id"].map(plotly_text), errored=errored)
-    cases = sorted(frame["case_id"].unique(), reverse=True)  # plotly draws y upwards: reverse so the first case is on top
-    rates = frame.pivot(index="case_id", columns="model_label", values="pass_rate").reindex(index=cases, columns=[labels[m] for m in models])
+    columns = [labels[m] for m in models]
+    # Each row's column and case row, from the distinct models and cases (a few hundred), not from every cell.
+    model_codes, model_ids = pd.factorize(df["model"])
+    case_codes, case_ids = pd.factorize(df["case_id"])
+    case_labels = [plotly_text(case) for case in case_ids]
+    cases = sorted(case_labels, reverse=True)  # plotly draws y upwards: reverse so the first case is on top
+    row_of_case = {label: index for index, label in enumerate(cases)}
+    column = np.array([models.index(str(model)) for model in model_ids])[model_codes]
+    row = np.array([row_of_case[label] for label in case_labels])[case_codes]
+    rates = np.full((len(cases), len(columns)), np.nan)
+    rates[row, column] = df["pass_rate"].to_numpy(dtype="float64", na_value=np.nan)
+    not_run = np.ones(rates.shape, dtype=bool)
+    not_run[row, column] = False
+    no_verdict = np.isnan(rates) & ~not_run  # attempted, but every attempt errored: no pass rate, yet not "not run"
     # Columns sit at numeric positions with the labels as tick text: plotly draws a one-column heatmap on a
     # category axis one column off, which is what a single model (or a chosen run of one model) gives.
-    columns = [labels[m] for m in models]
-    position = {label: index for index, label in enumerate(columns)}
-    present = frame.assign(present=1.0).pivot(index="case_id", columns="model_label", values="present").reindex(index=cases, columns=columns)
-    not_run = present.isna().to_numpy()
-    no_verdict = rates.isna().to_numpy() & ~not_run  # attempted, but every attempt errored: no pass rate, yet not "not run"
-    grey = [
-        [NOT_RUN if missing else "errored" if errored else "" for missing, errored in zip(*pair, strict=True)] for pair in zip(not_run, no_verdict, strict=True)
-    ]
-    # Arrays, not lists: plotly checks a numpy array as a whole, and a list element by element (most of the figure's time).
-    x, y = np.array([position[label] for label in rates.columns]), _array(cases)
+    x, y = np.arange(len(columns)), _text_array(cases)
+    traces: list[dict[str, Any]] = []
     if (not_run | no_verdict).any():
-        figure.add_trace(
-            go.Heatmap(
-                z=_array([[{NOT_RUN: 1.0, "errored": 0.0}.get(state) for state in row] for row in grey]),
-                x=x,
-                y=y,
-                text=_array([[NOT_RUN if missing else "" for missing in row] for row in not_run]),
-                customdata=_array([[{NOT_RUN: NOT_RUN_HOVER, "errored": ERRORED_HOVER}.get(state, "") for state in row] for row in grey]),
-                texttemplate="%{text}",
-                colorscale=[[0.0, ERRORED_COLOUR], [1.0, NOT_RUN_COLOUR]],
-                zmin=0,
-                zmax=1,
-                showscale=False,
-                hovertemplate="%{customdata}<extra></extra>",
-                name=NOT_RUN,
-            )
+        grey = np.full(rates.shape, None, dtype=object)  # null where the pass rate shows: plotly leaves those cells clear
+        grey[no_verdict], grey[not_run] = 0.0, 1.0
+        traces.append(
+            {
+                "type": "heatmap",
+                "z": grey,
+                "x": x,
+                "y": y,
+                "text": np.where(not_run, NOT_RUN, ""),
+                "customdata": np.where(not_run, NOT_RUN_HOVER, np.where(no_verdict, ERRORED_HOVER, "")),
+                "texttemplate": "%{text}",
+                "colorscale": [[0.0, ERRORED_COLOUR], [1.0, NOT_RUN_COLOUR]],
+                "zmin": 0,
+                "zmax": 1,
+                "showscale": False,
+                "hovertemplate": "%{customdata}<extra></extra>",
+                "name": NOT_RUN,
+            }
         )
-
-    figure.add_trace(
-        go.Heatmap(
-            z=rates.to_numpy(dtype="float64"),
-            x=x,
-            y=y,
-            colorscale=PASS_RATE_COLOURS,
-            zmin=0,
-            zmax=1,
-            colorbar={"title": "pass rate"},
-            hoverinfo="skip",
-            name="pass rate",
-        )
+    traces.append(
+        {
+            "type": "heatmap",
+            "z": rates,
+            "x": x,
+            "y": y,
+            "colorscale": PASS_RATE_COLOURS,
+            "zmin": 0,
+            "zmax": 1,
+            "colorbar": {"title": {"text": "pass rate"}},
+            "hoverinfo": "skip",
+            "name": "pass rate",
+        }
     )
-    figure.add_trace(
-        go.Scatter(
-            x=frame["model_label"].map(position).to_numpy(),
-            y=frame["case_id"].to_numpy(dtype=object),
-            mode="markers+text",
-            text=_array([cell_text(p, n, e) for p, n, e in zip(frame["passes"].tolist(), frame["runs"].tolist(), frame["errored"].tolist(), strict=True)]),
-            textfont={"size": 10, "color": "#1a1a1a"},
+    errored = df["errored"].tolist() if "errored" in df.columns else [None] * len(df)  # a frame from before the count was kept
+    reasons = df["top_failing_reason"].tolist()
+    shown_reason = {reason: _reason(reason) for reason in set(reasons)}  # few distinct reasons: each cut and escaped once
+    traces.append(
+        {
+            "type": "scatter",
+            "x": column,
+            "y": y[row],
+            "mode": "markers+text",
+            "text": _text_array([cell_text(p, n, e) for p, n, e in zip(df["passes"].tolist(), df["runs"].tolist(), errored, strict=True)]),
+            "textfont": {"size": 10, "color": "#1a1a1a"},
             # invisible until selected; then an outline frames the chosen cell without hiding its colour
-            marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
+            "marker": {"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
             # every cell's text stays as dark after a click as before it: plotly fades unselected points' text unless told
-            selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
-            unselected={"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
-            customdata=np.column_stack(
+            "selected": {"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
+            "unselected": {"marker": {"opacity": 0.0}, "textfont": {"color": "#1a1a1a"}},
+            "customdata": np.column_stack(
                 [
                     df["model"].to_numpy(dtype=object),  # raw ids for the click (widgets.clicked_cell); the rest is shown
                     df["case_id"].to_numpy(dtype=object),
-                    frame["run_id"].to_numpy(dtype=object),
-                    frame["pass_hat_k"].to_numpy(dtype=object),
-                    frame["top_failing_reason"].map(_reason).to_numpy(dtype=object),
-                    frame["model_label"].to_numpy(dtype=object),
+                    df["run_id"].to_numpy(dtype=object),
+                    df["pass_hat_k"].to_numpy(dtype=object),
+                    np.array([shown_reason[reason] for reason in reasons], dtype=object),
+                    np.array(columns, dtype=object)[column],
                 ]
             ),
-            hovertemplate=(
+            "hovertemplate": (
                 "case %{y}<br>model %{customdata[5]}<br>passes %{text}<br>pass^k %{customdata[3]:.2f}<br>top failing reason: %{customdata[4]}<extra></extra>"
             ),
-            showlegend=False,
-            name="cells",
-        )
+            "showlegend": False,
+            "name": "cells",
+        }
     )
-    return _cell_grid_layout(figure, columns, cases)
+    return go.Figure({"data": traces, "layout": _cell_grid_layout_dict(columns, cases)}, _validate=False)
 
 
 def _cell_grid_layout(figure: go.Figure, columns: Sequence[str], cases: Sequence[str]) -> go.Figure:
+    """A models x cases grid's axes (`_cell_grid_layout_dict`) on `figure`."""
+    figure.update_layout(_cell_grid_layout_dict(columns, cases))
+    return figure
+
+
+def _cell_grid_layout_dict(columns: Sequence[str], cases: Sequence[str]) -> dict[str, Any]:
     """A models x cases grid's axes: model columns at numeric positions labelled on top, cases top to bottom; a click selects a cell."""
-    figure.update_layout(
-        xaxis={
+    return {
+        "xaxis": {
             "tickmode": "array",
             "tickvals": list(range(len(columns))),
             "ticktext": list(columns),
             "range": [-0.5, len(columns) - 0.5],
             "side": "top",
-            "title": None,
             "showgrid": False,
             "zeroline": False,
         },
-        yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(cases), "title": None},
-        height=max(320, 26 * len(cases) + 140),
-        margin={"l": 10, "r": 40, "t": 60, "b": 10},
-        clickmode="event+select",
-        dragmode=False,
-    )
-    return figure
+        "yaxis": {"type": "category", "categoryorder": "array", "categoryarray": list(cases)},
+        "height": max(320, 26 * len(cases) + 140),
+        "margin": {"l": 10, "r": 40, "t": 60, "b": 10},
+        "clickmode": "event+select",
+        "dragmode": False,
+    }
 
 
-def _array(values: Sequence[Any]) -> np.ndarray:
-    """Values (text, numbers, None) as one numpy object array, shaped like the (nested) list."""
-    return np.array(values, dtype=object)
+def _text_array(texts: Sequence[str]) -> np.ndarray:
+    """Texts as a numpy text array, which plotly's `to_dict` copies in one piece (an object array is copied text by
+    text); as an object array when one is long, since a text array gives every entry the longest one's width."""
+    return np.array(texts, dtype=str if max(map(len, texts), default=0) <= MAX_TEXT_ARRAY_WIDTH else object)
 
 
 def cell_text(passes: Any, scored: Any, errored: Any) -> str:

@@ -382,18 +382,28 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
     computed by the same function for a run still in progress, which has none
     stored yet). top_failing_reason is the reason most failed attempts gave
     (ties: alphabetical), None when none failed.
+
+    A finished run stored each cell as its report gives it (`case_cells`), so the matrix reads those few rows; a run
+    without them (still in progress or resumed, or finished before the table existed) is read from its attempts.
     """
     filters = filters or AttemptFilters()
     with _reading(path) as connection:
         picked = _picked_on(connection, path, filters)
         if connection is None or not picked:
             return pd.DataFrame(columns=list(MATRIX_COLUMNS))
-        frame = _frame_on(connection, path, _MATRIX_SQL, _picked_parameters(picked, filters.kinds), MATRIX_COLUMNS)
-        metrics, scores = _case_metrics_on(connection, path, sorted(set(frame["run_id"])), filters.kinds)
-    frame = frame.drop(columns=list(_CELL_METRIC_COLUMNS[3:])).merge(metrics, on=["run_id", "model", "case_id"], how="left")[list(MATRIX_COLUMNS)]
-    for column in _CELL_METRIC_COLUMNS[3:]:
-        numbers = frame[column].astype("float64")
-        frame[column] = numbers.astype("int64") if column in _COUNT_COLUMNS and numbers.notna().all() else numbers
+        stored = _frame_on(connection, path, _STORED_CELLS_SQL, _picked_parameters(picked, ())[:3], MATRIX_COLUMNS)
+        written = set(zip(stored["run_id"].tolist(), stored["model"].tolist(), strict=True))
+        unwritten = {model: run_id for model, run_id in picked.items() if (run_id, model) not in written}
+        # A case's metrics, its scores among them, are the same whichever kinds are shown: the stored ones serve a kind filter too.
+        scores = _stored_case_scores_on(connection, path, sorted({run_id for run_id, _ in written}))
+        frames = [stored[stored["kind"].isin(filters.kinds)] if filters.kinds else stored]
+        if unwritten:
+            read, computed_scores = _cells_from_attempts_on(connection, path, unwritten, filters.kinds)
+            frames.append(read)
+            scores.extend(computed_scores)
+    frames = [frame for frame in frames if not frame.empty] or frames[:1]
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values(["case_id", "model"], ignore_index=True)
+    frame = frame.reset_index(drop=True)
     frame["top_failing_reason"] = _none_for_missing(frame["top_failing_reason"])
     by_cell: dict[tuple[str, str, str], dict[str, float]] = {}
     for cell, name, value in scores:
@@ -403,6 +413,34 @@ def matrix(path: Path, filters: AttemptFilters | None = None) -> pd.DataFrame:
         for column in dict.fromkeys(name for cell in cells for name in by_cell.get(cell, {})):  # as `score_columns` orders them
             frame[column] = [by_cell.get(cell, {}).get(column) for cell in cells]
     return frame
+
+
+def _cells_from_attempts_on(
+    connection: duckdb.DuckDBPyConnection, path: Path, picked: dict[str, str], kinds: Sequence[str]
+) -> tuple[pd.DataFrame, list[tuple[tuple[str, str, str], str, float]]]:
+    """The matrix's cells of runs that stored none (`_STORED_CELLS_SQL`): kinds and top failing reasons from their
+    attempts, numbers from their stored case metrics (or computed), and each cell's `score:<id>` metrics."""
+    frame = _frame_on(connection, path, _MATRIX_SQL, _picked_parameters(picked, kinds), MATRIX_COLUMNS)
+    metrics, scores = _case_metrics_on(connection, path, sorted(set(frame["run_id"])), kinds)
+    frame = frame.drop(columns=list(_CELL_METRIC_COLUMNS[3:])).merge(metrics, on=["run_id", "model", "case_id"], how="left")[list(MATRIX_COLUMNS)]
+    for column in _CELL_METRIC_COLUMNS[3:]:
+        numbers = frame[column].astype("float64")
+        frame[column] = numbers.astype("int64") if column in _COUNT_COLUMNS and numbers.notna().all() else numbers
+    return frame, scores
+
+
+# The cells finished runs stored (`RunReport.case_cells`) of each picked (run, model) pair (`_PICKED`'s first three
+# values), every kind, in the columns and order of _MATRIX_SQL. Only while the run stands complete: `finish_run` sets
+# that with the cells, and a resume (`reopen_run`) takes it away until the run's end writes them afresh. Counts are INTEGER in the table; the frame carries
+# them as int64, as the cells read from attempts do.
+_STORED_CELLS_SQL = """
+    WITH picked_pairs AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS model)
+    SELECT c.model, c.case_id, c.run_id, c.kind, c.passes::BIGINT AS passes, c.runs::BIGINT AS runs, c.pass_rate, c.pass_hat_k,
+           c.attempts::BIGINT AS attempts, c.errored::BIGINT AS errored, c.top_failing_reason, c.simulated,
+           r.server_target, r.server_fingerprint, r.run_date
+    FROM case_cells c JOIN picked_pairs p ON c.run_id = p.run_id AND c.model = p.model JOIN behaviour_runs r ON c.run_id = r.run_id
+    WHERE list_contains(?::VARCHAR[], c.run_id) AND r.status = 'complete'
+    ORDER BY c.case_id, c.model"""
 
 
 SCORE_PREFIX = "score:"
@@ -449,8 +487,7 @@ def _case_metrics_on(
     scores: list[tuple[tuple[str, str, str], str, float]] = []
     if not kinds:
         stored = _frame_on(connection, path, _CASE_METRICS_SQL, [list(run_ids)], _CELL_METRIC_COLUMNS)
-        found = _frame_on(connection, path, _CASE_SCORES_SQL, [list(run_ids)], ("run_id", "model", "case_id", "metric", "value"))
-        scores = [((run_id, model, case_id), metric, float(value)) for run_id, model, case_id, metric, value in found.itertuples(index=False, name=None)]
+        scores = _stored_case_scores_on(connection, path, run_ids)
     rows = []
     for run_id, (sets, runs) in metric_sets_on(connection, sorted(set(run_ids) - set(stored["run_id"].tolist())), kinds, scope="case").items():
         for found_set in (found_set for found_set in sets if found_set.scope == "case"):
@@ -460,6 +497,14 @@ def _case_metrics_on(
             scores.extend((cell, name, value) for name, value in found_set.values.items() if name.startswith(SCORE_PREFIX) and value is not None)
     computed = pd.DataFrame(rows, columns=list(_CELL_METRIC_COLUMNS))
     return (computed if stored.empty else stored if computed.empty else pd.concat([stored, computed], ignore_index=True)), scores
+
+
+def _stored_case_scores_on(connection: duckdb.DuckDBPyConnection, path: Path, run_ids: Sequence[str]) -> list[tuple[tuple[str, str, str], str, float]]:
+    """Each stored case's applicable `score:<id>` metrics, as ((run, model, case), metric, value), in the order they were stored."""
+    if not run_ids:
+        return []
+    found = _frame_on(connection, path, _CASE_SCORES_SQL, [list(run_ids)], ("run_id", "model", "case_id", "metric", "value"))
+    return [((run_id, model, case_id), metric, float(value)) for run_id, model, case_id, metric, value in found.itertuples(index=False, name=None)]
 
 
 SUMMARY_COLUMNS = (
@@ -1125,8 +1170,7 @@ def _has_tables(path: Path) -> bool:
 
 def _none_for_missing(column: pd.Series) -> pd.Series:
     """A text column (object dtype) with None, not NaN, where SQL gave NULL."""
-    values = [None if value is None or (isinstance(value, float) and math.isnan(value)) else value for value in column]
-    return pd.Series(values, index=column.index, dtype=object)
+    return column.astype(object).where(column.notna(), None)
 
 
 def _reasons_text(value: str | None) -> str:

@@ -14,7 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import astuple, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ import duckdb
 from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
-from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, MetricSet, RobustnessScore, RunReport, Score, ToolCall
+from evalcore.records import AttemptRecord, AttemptScore, CaseCell, JudgeVerdict, MetricSet, RobustnessScore, RunReport, Score, ToolCall
 from evalcore.store.db import connect, insert_rows
 
 STALE_AFTER = timedelta(minutes=10)
@@ -35,6 +35,8 @@ WRITTEN_COLUMNS = (
     "cached_from, recorded_at, fault, error_kind"
 )
 SCORE_COLUMNS = "run_id, model, case_id, attempt, scorer, value, applies, reason, label"
+# What `case_cells` holds per cell: its run, then a `CaseCell`'s fields, which the table's columns are named after.
+CELL_COLUMNS = ", ".join(("run_id", *(field.name for field in fields(CaseCell))))
 # What the `behaviour_attempts` compatibility view shows: the columns of schema 3.
 ATTEMPT_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, selection_correct, args_correct, "
@@ -149,6 +151,7 @@ def finish_run(path: Path, report: RunReport, metric_sets: Sequence[MetricSet]) 
         try:
             connection.execute("BEGIN TRANSACTION")
             _replace_metrics(connection, report.run_id, metric_sets)
+            insert_rows(connection, "case_cells", CELL_COLUMNS, [[report.run_id, *astuple(cell)] for cell in report.case_cells()])
             connection.execute(
                 "UPDATE behaviour_runs SET status = 'complete', finished_at = ?, passed = ?, report_json = ?, error = NULL, heartbeat_at = ? WHERE run_id = ?",
                 [now, green, json.dumps(report.to_json()), now, report.run_id],
@@ -188,6 +191,7 @@ def accept_baseline(path: Path, run_id: str) -> dict[str, Any]:
 def _replace_metrics(connection: duckdb.DuckDBPyConnection, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
     rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
     connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
+    connection.execute("DELETE FROM case_cells WHERE run_id = ?", [run_id])  # taken from the same report, or none
     insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
 
 

@@ -329,6 +329,26 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         PRIMARY KEY (run_id, sequence)
     );
     """,
+    # 13: each (model, case) of a finished run as the dashboard's matrix shows it (`RunReport.case_cells`), written with
+    # its metrics, so the matrix reads a few thousand rows instead of the run's attempts. A run without them (in
+    # progress, or finished before this table) is read from its attempts as before.
+    """
+    CREATE TABLE case_cells (
+        run_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,             -- hard | soft
+        simulated BOOLEAN NOT NULL,
+        passes INTEGER NOT NULL,
+        runs INTEGER NOT NULL,             -- attempts scored: errored ones are in no denominator
+        attempts INTEGER NOT NULL,
+        errored INTEGER NOT NULL,
+        pass_rate DOUBLE,
+        pass_hat_k DOUBLE,                 -- at k = the run's runs
+        top_failing_reason VARCHAR,        -- the reason most failed attempts gave (ties: alphabetical); NULL when none failed
+        PRIMARY KEY (run_id, model, case_id)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
