@@ -41,11 +41,11 @@ GRID_CLASS = "matrix-grid"  # what the browser tests and bench/first_paint.py fi
 def pass_rate_colour(rate: float) -> str:
     """The colour of a pass rate (0..1) on the heatmap's scale: red, yellow at one half, green; interpolated in RGB as plotly does."""
     rate = min(max(float(rate), 0.0), 1.0)
-    for (low, low_colour), (high, high_colour) in zip(PASS_RATE_COLOURS, PASS_RATE_COLOURS[1:], strict=False):
+    stops = [(float(str(stop)), _rgb(str(colour))) for stop, colour in PASS_RATE_COLOURS]
+    for (low, low_colour), (high, high_colour) in zip(stops, stops[1:], strict=False):
         if rate <= high:
             share = (rate - low) / (high - low)
-            channels = (round(a + (b - a) * share) for a, b in zip(_rgb(str(low_colour)), _rgb(str(high_colour)), strict=True))
-            return "#" + "".join(f"{channel:02x}" for channel in channels)
+            return "#" + "".join(f"{round(a + (b - a) * share):02x}" for a, b in zip(low_colour, high_colour, strict=True))
     return str(PASS_RATE_COLOURS[-1][1])
 
 
@@ -79,8 +79,8 @@ def _cell(cell: Mapping[str, Any] | None, model: str, case: str, label: str, que
     else:
         text = cell_text(cell.get("passes"), cell.get("runs"), cell.get("errored"))
         rate = cell.get("pass_rate")
-        scored = not _missing(rate)
-        colour = pass_rate_colour(float(rate)) if scored else ERRORED_COLOUR
+        scored = rate is not None and not _missing(rate)
+        colour = pass_rate_colour(float(rate)) if rate is not None and scored else ERRORED_COLOUR
         details = [f"case {case}", f"model {label}", f"passes {text}"]
         if scored:
             details += [f"pass^k {_number(cell.get('pass_hat_k'))}", f"top failing reason: {_reason(cell.get('top_failing_reason'))}"]
