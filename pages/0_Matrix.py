@@ -1,8 +1,9 @@
 """Dashboard page "Matrix", the home page (`app.py` names the pages): one golden set's model x case matrix, the drill-down under it, Layer 0.
 
 Thin on purpose: widgets -> cached data functions (evalcore.dashboard.data) ->
-figures (evalcore.dashboard.figures) -> render. The URL carries the
-selection (?golden=...&run=...&model=...&case=...), so a cell can be linked to.
+the matrix table (evalcore.dashboard.matrix_grid) -> render. The URL carries the
+selection (?golden=...&run=...&model=...&case=...), so a cell can be linked to:
+each cell of the matrix is such a link.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if filters is None or cells is None:
 elif cells.empty:
     st.info("No attempts match these filters.")
 else:
-    # The matrix goes out first: what only annotates it (the Layer 0 verdict, run states) is read after it is on its way.
+    # The cell the drill-down opens, chosen before the matrix is drawn so the matrix can frame it.
     models = sorted(cells["model"].unique())
     if st.session_state.get("table_model_summary"):  # a click on the summary (drawn further down) picks its model
         summary = data.model_summary(db, filters)
@@ -42,6 +43,7 @@ else:
     if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
         st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
 
+    # The matrix goes out first: what only annotates it (the Layer 0 verdict, run states) is read after it is on its way.
     st.caption(widgets.literal_label("Golden set " + data.golden_set_label(db, filters.golden_path)))
     query = {name: st.query_params.get_all(name) for name in st.query_params}
     st.html(matrix_grid.matrix_html(cells, query, (st.session_state["drill_model"], st.session_state["drill_case"])))
