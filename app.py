@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evalcore.dashboard import progress
+from evalcore.dashboard import warmup
+
+warmup.wait()  # `evalcore dashboard` loads the heavy libraries in the background as it starts: let it finish, never race it
+from evalcore.dashboard import progress  # noqa: E402 (after the wait)
 
 PAGES = [
     st.Page("pages/0_Matrix.py", title="Matrix", default=True),

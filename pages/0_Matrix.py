@@ -1,23 +1,23 @@
 """Dashboard page "Matrix", the home page (`app.py` names the pages): one golden set's model x case matrix, the drill-down under it, Layer 0.
 
 Thin on purpose: widgets -> cached data functions (evalcore.dashboard.data) ->
-figures (evalcore.dashboard.figures) -> render. The URL carries the
-selection (?golden=...&run=...&model=...&case=...), so a cell can be linked to.
+the matrix table (evalcore.dashboard.matrix_grid) -> render. The URL carries the
+selection (?golden=...&run=...&model=...&case=...), so a cell can be linked to:
+each cell of the matrix is such a link.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from evalcore.dashboard import data, figures, widgets
+from evalcore.dashboard import data, figures, matrix_grid, widgets
 
 st.set_page_config(page_title="evalcore — MCP evaluation", layout="wide")
 st.title("Model × case matrix")
 
 db = data.db_path()
 options = data.filter_options(db)
-conformance = data.conformance_runs(db)
-if not options["models"] and conformance.empty:
+if not options["models"] and data.conformance_runs(db).empty:
     widgets.empty_state(db, "runs")
     st.stop()
 filters = widgets.sidebar_filters(options) if options["models"] else None
@@ -28,6 +28,30 @@ if filters is None or cells is None:
 elif cells.empty:
     st.info("No attempts match these filters.")
 else:
+    # The cell the drill-down opens, chosen before the matrix is drawn so the matrix can frame it.
+    models = sorted(cells["model"].unique())
+    if st.session_state.get("table_model_summary"):  # a click on the summary (drawn further down) picks its model
+        summary = data.model_summary(db, filters)
+        summary_row = widgets.selected_row("model_summary", len(summary))
+        if summary_row is not None and summary["model"].iloc[summary_row] != st.session_state.get("_applied_row"):
+            st.session_state["_applied_row"] = st.session_state["drill_model"] = str(summary["model"].iloc[summary_row])
+    wanted_model = st.query_params.get("model")
+    if "drill_model" not in st.session_state or st.session_state["drill_model"] not in models:
+        st.session_state["drill_model"] = wanted_model if wanted_model in models else models[0]
+    cases = sorted(cells.loc[cells["model"] == st.session_state["drill_model"], "case_id"].unique())
+    wanted_case = st.query_params.get("case")
+    if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
+        st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
+
+    # The matrix goes out first: what only annotates it (the Layer 0 verdict, run states) is read after it is on its way.
+    st.caption(widgets.literal_label("Golden set " + data.golden_set_label(db, filters.golden_path)))
+    query = {name: st.query_params.get_all(name) for name in st.query_params}
+    st.html(matrix_grid.matrix_html(cells, query, (st.session_state["drill_model"], st.session_state["drill_case"])))
+    st.caption(
+        'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts scored. Light grey "not run": '
+        'no attempts of that case by that model. Dark grey "k errored": every attempt errored, so none was scored. '
+        "Point at a cell for its pass^k and top failing reason; click it to open its drill-down."
+    )
     latest = cells.sort_values("run_date").iloc[-1]
     verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
     widgets.layer0_verdict(verdict)
@@ -40,36 +64,12 @@ else:
     if bool(cells["simulated"].any()):
         st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 
-    st.caption(widgets.literal_label("Golden set " + data.golden_set_label(db, filters.golden_path)))
-    event = st.plotly_chart(figures.matrix_heatmap(cells), on_select="rerun", selection_mode="points", key="matrix", width="stretch")
-    st.caption(
-        'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts scored. Light grey "not run": '
-        'no attempts of that case by that model. Dark grey "k errored": every attempt errored, so none was scored.'
-    )
-    clicked = widgets.clicked_cell(event)
-    if clicked is not None and clicked != st.session_state.get("_applied_click"):  # a new click, not the selection kept across reruns
-        st.session_state["_applied_click"] = clicked
-        st.session_state["drill_model"], st.session_state["drill_case"] = clicked
-    summary = data.model_summary(db, filters)
-    summary_row = widgets.selected_row("model_summary", len(summary))  # the summary is drawn below the drill-down, its click read here
-    if summary_row is not None and ("row", summary["model"].iloc[summary_row]) != st.session_state.get("_applied_click"):
-        st.session_state["_applied_click"] = ("row", summary["model"].iloc[summary_row])
-        st.session_state["drill_model"] = str(summary["model"].iloc[summary_row])
-
     st.subheader("Drill-down")
     st.caption("Click a cell of the matrix, or pick a model and a case.")
-    models = sorted(cells["model"].unique())
-    wanted_model = st.query_params.get("model")
-    if "drill_model" not in st.session_state or st.session_state["drill_model"] not in models:
-        st.session_state["drill_model"] = wanted_model if wanted_model in models else models[0]
     simulated = cells.groupby("model")["simulated"].any()
     labels = figures.model_labels({str(m): bool(flag) for m, flag in simulated.items()})
     model_column, case_column = st.columns(2)
     model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)
-    cases = sorted(cells.loc[cells["model"] == model, "case_id"].unique())
-    wanted_case = st.query_params.get("case")
-    if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
-        st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
     case = case_column.selectbox("Case", cases, key="drill_case")
     st.query_params["model"], st.query_params["case"] = model, case
     cell = cells[(cells["model"] == model) & (cells["case_id"] == case)].iloc[0]
@@ -80,11 +80,13 @@ else:
 
     st.subheader("Per-model summary")
     st.caption("Click a row to drill into that model.")
+    summary = data.model_summary(db, filters)
     widgets.table(summary, "model_summary", selectable=True)
     with st.expander(f"Cells: every model × case of the matrix ({len(cells)} rows)"):
         widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
 
 st.header("Layer 0: conformance runs")
+conformance = data.conformance_runs(db)
 if conformance.empty:
     st.info("No conformance runs yet: python -m evalcore conformance --reference")
 else:

@@ -97,12 +97,21 @@ def page(browser, request) -> Iterator[Page]:
     context.close()
 
 
+# The matrix table with a cell for every model (column heading) in every case (row), as bench/first_paint.py waits for it.
+WHOLE_MATRIX = """() => { const table = document.querySelector('table.matrix-grid'); if (!table) return false;
+    const columns = table.querySelectorAll('thead th[scope=col]').length, rows = table.querySelectorAll('tbody tr').length;
+    return columns > 0 && rows > 0 && table.querySelectorAll('tbody td').length === columns * rows && table.getBoundingClientRect().height > 0; }"""
+
+
 def _matrix(page: Page, timeout_ms: int = 120_000) -> dict:
-    """Wait until the matrix heatmap is drawn; its traces and axis categories as plotly holds them in the page."""
-    page.wait_for_selector(".js-plotly-plot .hm image", timeout=timeout_ms)
+    """Wait until the whole matrix is drawn; its column headings (models), row headings (cases) and cell texts by case, column."""
+    page.wait_for_function(WHOLE_MATRIX, timeout=timeout_ms)
     return page.evaluate(
-        """() => { const gd = document.querySelector('.js-plotly-plot');
-        return {traces: gd.data.map(t => t.type), x: gd._fullLayout.xaxis.ticktext, y: gd._fullLayout.yaxis._categories}; }"""
+        """() => { const table = document.querySelector('table.matrix-grid');
+        const x = [...table.querySelectorAll('thead th[scope=col]')].map(th => th.textContent);
+        const y = [...table.querySelectorAll('tbody th[scope=row]')].map(th => th.textContent);
+        const cells = [...table.querySelectorAll('tbody tr')].map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent));
+        return {x: x, y: y, cells: Object.fromEntries(y.map((case_, i) => [case_, cells[i]]))}; }"""
     )
 
 
@@ -111,22 +120,20 @@ def _idle(page: Page) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=120_000)
 
 
-def _cell_point(page: Page, column: str, row: str, offset: float = 0.0) -> dict:
-    """Page coordinates of a matrix cell's centre, moved `offset` of a cell width to the left (off the cell's text)."""
-    return page.evaluate(
-        """([column, row, offset]) => { const gd = document.querySelector('.js-plotly-plot'); const L = gd._fullLayout;
-        const box = gd.getBoundingClientRect(); const ticks = L.xaxis.ticktext; const width = L.xaxis._length / ticks.length;
-        const x = L.xaxis.d2p(L.xaxis.tickvals[ticks.indexOf(column)]);
-        return {x: box.left + L._size.l + x - offset * width, y: box.top + L._size.t + L.yaxis.d2p(row)}; }""",
-        [column, row, offset],
-    )
+def _cell(page: Page, column: str, row: str):
+    """The matrix cell of the model whose column heading is `column`, in the case `row`."""
+    columns = page.locator("table.matrix-grid thead th[scope=col]").all_text_contents()
+    return page.locator(f"table.matrix-grid tbody td[data-case='{row}']").nth(columns.index(column))
 
 
 def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     from PIL import Image
 
-    point = _cell_point(page, column, row, offset=0.35)  # rows near the top: the point must be inside the viewport
-    png = page.screenshot(clip={"x": point["x"], "y": point["y"], "width": 1, "height": 1})
+    cell = _cell(page, column, row)
+    cell.scroll_into_view_if_needed()
+    box = cell.bounding_box()
+    assert box
+    png = page.screenshot(clip={"x": box["x"] + 3, "y": box["y"] + box["height"] / 2, "width": 1, "height": 1})  # beside the cell's text
     red, green, blue, *_ = Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0))
     return red, green, blue
 
@@ -145,15 +152,16 @@ def test_the_matrix_shows_one_golden_set_the_one_run_last_by_default_with_its_pa
     page.get_by_role("combobox", name="Golden set").click()
     page.get_by_role("option", name="golden/tasks.yaml").click()
     expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible(timeout=120_000)
-    page.wait_for_function("() => document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length === 28", timeout=120_000)
+    page.wait_for_function("() => document.querySelectorAll('table.matrix-grid tbody tr').length === 28", timeout=120_000)
 
 
-def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(dashboard, page):
+def test_the_matrix_is_drawn_with_simulated_columns_without_loading_the_chart_library(dashboard, page):
     page.goto(dashboard + TASKS)
     drawn = _matrix(page)
-    assert drawn["traces"] == ["heatmap", "scatter"]  # pass rate, the clickable cells: both models ran every case, so nothing is grey
     assert drawn["x"] == [f"sim/script:{name}.yaml (simulated)" for name in ("drifting", "steady")]
-    assert len(drawn["y"]) == 28
+    assert len(drawn["y"]) == 28 and drawn["y"] == sorted(drawn["y"])  # the first case on top
+    assert drawn["cells"]["calendar-day"] == ["0/5", "5/5"]  # both models ran every case: no grey "not run" cell
+    assert not [cells for cells in drawn["cells"].values() if "not run" in cells]
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
     assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR
     assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == PASS_COLOUR
@@ -161,43 +169,44 @@ def test_the_matrix_heatmap_is_drawn_with_simulated_columns_and_not_run_cells(da
     # the home page is named, and Streamlit's deploy menu is not offered
     assert page.locator("[data-testid=stSidebarNav] li").all_inner_texts()[0] == "Matrix"
     expect(page.get_by_role("button", name="Deploy")).to_have_count(0)
+    # the page drew the matrix without plotly.js, the 4.7 MB chunk that held its first paint back by seconds
+    _idle(page)
+    assert not page.evaluate("() => performance.getEntriesByType('resource').filter(e => e.name.includes('PlotlyChart')).length")
 
 
-def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_heatmap(dashboard, page):
+def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_matrix(dashboard, page):
     page.goto(dashboard + TASKS)
     _matrix(page)
-    point = _cell_point(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
-    page.mouse.move(point["x"], point["y"])
-    page.mouse.click(point["x"], point["y"])
+    cell = _cell(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
+    assert "pass^k 0.00" in (cell.locator("a").get_attribute("title") or "")  # what the heatmap's hover said, on pointing at it
+    cell.click()
     page.wait_for_url(re.compile(r"case=calendar-day"), timeout=120_000)
-    assert "drifting.yaml" in page.url
+    assert "drifting.yaml" in page.url and "golden=golden" in page.url  # the link keeps the page's filters
+    _matrix(page)
     expect(page.get_by_text(re.compile(r"drifting\.yaml \(simulated\) · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
     expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
     # the attempt reads as a conversation: the user's request, the reason it failed, expected beside actual calls
     expect(page.get_by_text("Why it failed").first).to_be_visible()
     expect(page.get_by_text("Expected calls (golden file as it is now)").first).to_be_visible()
     expect(page.get_by_text("User", exact=True).first).to_be_visible()
-    # the drill-down comes right after the heatmap, before the summary; the long Cells table is folded away
-    heatmap_bottom = page.locator(".js-plotly-plot").first.bounding_box()
+    # the drill-down comes right after the matrix, before the summary; the long Cells table is folded away
+    matrix_bottom = page.locator("table.matrix-grid").bounding_box()
     attempt_top = page.get_by_text("Attempt 1: FAIL").bounding_box()
     summary_top = page.get_by_role("heading", name="Per-model summary").bounding_box()
-    assert heatmap_bottom and attempt_top and summary_top
-    assert heatmap_bottom["y"] + heatmap_bottom["height"] < attempt_top["y"] < summary_top["y"]
+    assert matrix_bottom and attempt_top and summary_top
+    assert matrix_bottom["y"] + matrix_bottom["height"] < attempt_top["y"] < summary_top["y"]
     expect(page.get_by_text(re.compile(r"^Cells: every model × case of the matrix \(56 rows\)$"))).to_be_visible()
     expect(page.get_by_role("button", name="Download the matrix as CSV")).to_be_hidden()
-    # every cell's label stays as readable after the click as before it (plotly fades the unselected ones unless told)
-    styles = page.evaluate(
-        """() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer .textpoint text')].map(t => {
-            const style = getComputedStyle(t); return [style.fill, style.opacity]; })"""
-    )
-    assert len(styles) == 56 and set(map(tuple, styles)) == {("rgb(26, 26, 26)", "1")}, set(map(tuple, styles))
-    # the heatmap and the drill-down under it, as the README shows them: Streamlit scrolls inside its main pane, so the
-    # window is made tall enough to hold both, the pane scrolled to the heatmap
+    # the chosen cell is framed, and only it
+    framed = page.evaluate("() => [...document.querySelectorAll('table.matrix-grid td')].filter(td => td.style.outlineStyle === 'solid').length")
+    assert framed == 1 and _cell(page, "sim/script:drifting.yaml (simulated)", "calendar-day").evaluate("td => td.style.outlineStyle") == "solid"
+    # the matrix and the drill-down under it, as the README shows them: Streamlit scrolls inside its main pane, so the
+    # window is made tall enough to hold both, the pane scrolled to the matrix
     page.set_viewport_size({"width": 1400, "height": 2400})
-    page.locator(".js-plotly-plot").first.evaluate("element => element.scrollIntoView({block: 'start'})")
-    heatmap, attempt = page.locator(".js-plotly-plot").first.bounding_box(), page.get_by_text("Attempt 1: FAIL").bounding_box()
-    assert heatmap and attempt
-    clip = {"x": 0, "y": max(heatmap["y"] - 40, 0), "width": 1400, "height": min(attempt["y"] - heatmap["y"] + 480, 2400 - max(heatmap["y"] - 40, 0))}
+    page.locator("table.matrix-grid").evaluate("element => element.scrollIntoView({block: 'start'})")
+    matrix, attempt = page.locator("table.matrix-grid").bounding_box(), page.get_by_text("Attempt 1: FAIL").bounding_box()
+    assert matrix and attempt
+    clip = {"x": 0, "y": max(matrix["y"] - 40, 0), "width": 1400, "height": min(attempt["y"] - matrix["y"] + 480, 2400 - max(matrix["y"] - 40, 0))}
     page.screenshot(path=str(README_SHOTS / "matrix.png"), clip=clip)
 
 
@@ -424,19 +433,17 @@ def test_markup_in_tool_and_model_names_shows_as_text_on_the_latency_page(hostil
     assert f"openai/{PAYLOAD}" in drawn["texts"]  # the model's
 
 
-def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behind_show_all(hostile_dashboard, page):
-    from evalcore.dashboard.figures import plotly_text
-
+def test_matrix_labels_and_tooltips_show_quotes_and_markup_as_typed_and_long_values_wait_behind_show_all(hostile_dashboard, page):
     page.goto(hostile_dashboard)
-    _matrix(page)
-    point = _cell_point(page, plotly_text(f"openai/{PAYLOAD}"), "peek-case")
-    page.mouse.move(point["x"], point["y"])
-    hover = page.locator(".js-plotly-plot .hoverlayer .hovertext").first
-    expect(hover).to_be_visible(timeout=120_000)
-    text = hover.text_content() or ""
-    assert QUOTED_REASON in text and f"openai/{PAYLOAD}" in text and "&quot;" not in text and "&amp;" not in text
-    drawn = _markup_in_charts(page)
-    assert drawn["links"] == 0 and not [text for text in drawn["styled"] if text in ("BOLD", "L", "meant")], drawn["styled"]
+    drawn = _matrix(page)
+    assert drawn["x"] == [f"openai/{PAYLOAD}"]  # the model's heading, character for character
+    tip = _cell(page, f"openai/{PAYLOAD}", "peek-case").locator("a").get_attribute("title") or ""
+    assert QUOTED_REASON in tip and f"openai/{PAYLOAD}" in tip and "&quot;" not in tip and "&amp;" not in tip
+    # no element came from the labels' markup: the table holds its own cells, headings and links only
+    tags = page.evaluate("() => [...new Set([...document.querySelectorAll('table.matrix-grid *')].map(e => e.tagName))].sort()")
+    assert tags == ["A", "TBODY", "TD", "TH", "THEAD", "TR"], tags
+    hrefs = page.evaluate("() => [...document.querySelectorAll('table.matrix-grid a')].map(a => a.getAttribute('href'))")
+    assert hrefs and all(href.startswith("?") and "model=openai%2Fpeek%3Cb%3E" in href for href in hrefs), hrefs
     # the 100 KB answer and tool result: cut, with the whole value behind an expander, and the page stays short
     expect(page.get_by_text("Final answer")).to_be_visible(timeout=120_000)
     height = page.evaluate("() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? document.body.scrollHeight")
@@ -446,15 +453,9 @@ def test_matrix_hovers_show_quotes_and_markup_as_typed_and_long_values_wait_behi
 
 
 def test_an_errored_cell_says_so_and_a_step_limited_attempt_says_it_at_its_top(hostile_dashboard, page):
-    from evalcore.dashboard.figures import plotly_text
-
     page.goto(f"{hostile_dashboard}/?model={quote(f'openai/{PAYLOAD}')}&case=step-limit-case")
-    _matrix(page)
-    cells = page.evaluate(
-        "() => { const t = document.querySelector('.js-plotly-plot').data.at(-1); return Object.fromEntries(t.y.map((y, i) => [y, t.text[i]])); }"
-    )
-    assert cells == {"peek-case": "0/1", "step-limit-case": "0/1", "upstream-error-case": "1 errored"}
-    grey = page.evaluate("() => document.querySelector('.js-plotly-plot').data[0].text.flat()")
-    assert "not run" not in grey  # it was run: its one attempt errored
+    drawn = _matrix(page)
+    # the errored case reads "1 errored" (it was run: its one attempt errored), not "not run"
+    assert drawn["cells"] == {"peek-case": ["0/1"], "step-limit-case": ["0/1"], "upstream-error-case": ["1 errored"]}
+    assert _colour_at(page, f"openai/{PAYLOAD}", "upstream-error-case") == (0xA6, 0xA6, 0xA6)  # dark grey
     expect(page.get_by_text("Attempt 1: FAIL · step limit reached after 8 turns")).to_be_visible(timeout=120_000)
-    assert plotly_text(f"openai/{PAYLOAD}") in page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.xaxis.ticktext")

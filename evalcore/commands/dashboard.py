@@ -31,9 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def streamlit_command(port: int) -> list[str]:
-    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere, no deploy menu."""
+    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere, no deploy menu; started
+    through `evalcore.dashboard.warmup`, which loads the pages' heavy libraries while Streamlit starts."""
     return [
-        sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.address", "127.0.0.1",
+        sys.executable, "-m", "evalcore.dashboard.warmup", "run", str(APP), "--server.headless", "true", "--server.address", "127.0.0.1",
         "--server.port", str(port), "--browser.gatherUsageStats", "false",
         "--client.toolbarMode", "minimal",  # no "Deploy" button: this dashboard is a local tool
     ]  # fmt: skip

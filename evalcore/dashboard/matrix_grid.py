@@ -1,0 +1,116 @@
+"""Presentation layer: the model × case matrix as an HTML table, for `st.html`. Pure: a `queries.matrix` frame in, HTML out.
+
+Why not the plotly heatmap: Streamlit loads plotly.js (4.7 MB) only when a page draws its first chart, and the
+browser needs seconds to fetch, parse and compile it before anything shows; a table is in the page's own bundle,
+so the matrix shows as soon as its rows reach the browser.
+
+It shows what the heatmap showed: each cell coloured by pass rate on the same scale, reading passes/scored
+(`figures.cell_text`), light grey "not run" and dark grey "k errored" cells, and the rest (pass^k, the top failing
+reason) in the cell's tooltip. Each cell is a link to the page's own URL with `model` and `case` set, so a click
+opens that cell's drill-down (and the URL says which one).
+
+Every label is a model's, a case's or a server's text: each goes through `html.escape` (Streamlit also sanitizes
+what `st.html` shows), and the tooltip is an attribute, which shows its text as typed.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+
+from evalcore.dashboard.figures import (
+    ERRORED_COLOUR,
+    ERRORED_HOVER,
+    MAX_HOVER_CHARS,
+    NOT_RUN,
+    NOT_RUN_COLOUR,
+    NOT_RUN_HOVER,
+    PASS_RATE_COLOURS,
+    cell_text,
+    model_labels,
+)
+
+TEXT_COLOUR = "#1a1a1a"
+GRID_CLASS = "matrix-grid"  # what the browser tests and bench/first_paint.py find the table by
+
+
+def pass_rate_colour(rate: float) -> str:
+    """The colour of a pass rate (0..1) on the heatmap's scale: red, yellow at one half, green; interpolated in RGB as plotly does."""
+    rate = min(max(float(rate), 0.0), 1.0)
+    stops = [(float(str(stop)), _rgb(str(colour))) for stop, colour in PASS_RATE_COLOURS]
+    for (low, low_colour), (high, high_colour) in zip(stops, stops[1:], strict=False):
+        if rate <= high:
+            share = (rate - low) / (high - low)
+            return "#" + "".join(f"{round(a + (b - a) * share):02x}" for a, b in zip(low_colour, high_colour, strict=True))
+    return str(PASS_RATE_COLOURS[-1][1])
+
+
+def matrix_html(cells: pd.DataFrame, query: Mapping[str, Sequence[str]], selected: tuple[str, str] | None = None) -> str:
+    """The matrix of `cells` (a `queries.matrix` frame) as one HTML table: cases as rows (in order, first on top), models as
+    columns (in the order of their labels). `query` is the page's URL query (param -> values): each cell links to it with
+    `model` and `case` set to that cell. The `selected` (model, case) cell is framed."""
+    simulated = cells.groupby("model")["simulated"].any()
+    labels = model_labels({str(model): bool(flag) for model, flag in simulated.items()})
+    models = sorted(labels, key=lambda model: labels[model])
+    cases = sorted({str(case) for case in cells["case_id"]})
+    by_cell = {(str(row["model"]), str(row["case_id"])): row for row in cells.to_dict("records")}
+    header = "".join(f'<th scope="col" style="{_HEADING}">{html.escape(labels[model])}</th>' for model in models)
+    rows = []
+    for case in cases:
+        row = "".join(_cell(by_cell.get((model, case)), model, case, labels[model], query, selected == (model, case)) for model in models)
+        rows.append(f'<tr><th scope="row" style="{_ROW_HEADING}">{html.escape(case)}</th>{row}</tr>')
+    return (
+        f'<div style="overflow-x:auto"><table class="{GRID_CLASS}" style="border-collapse:collapse;font-size:13px;width:100%">'
+        f'<thead><tr><th style="{_HEADING}"></th>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    )
+
+
+_HEADING = "padding:4px 6px;text-align:center;font-weight:600;vertical-align:bottom"
+_ROW_HEADING = "padding:2px 8px;text-align:right;font-weight:400;white-space:nowrap"
+
+
+def _cell(cell: Mapping[str, Any] | None, model: str, case: str, label: str, query: Mapping[str, Sequence[str]], selected: bool) -> str:
+    if cell is None:
+        colour, text, tip = NOT_RUN_COLOUR, NOT_RUN, NOT_RUN_HOVER
+    else:
+        text = cell_text(cell.get("passes"), cell.get("runs"), cell.get("errored"))
+        rate = cell.get("pass_rate")
+        scored = rate is not None and not _missing(rate)
+        colour = pass_rate_colour(float(rate)) if rate is not None and scored else ERRORED_COLOUR
+        details = [f"case {case}", f"model {label}", f"passes {text}"]
+        if scored:
+            details += [f"pass^k {_number(cell.get('pass_hat_k'))}", f"top failing reason: {_reason(cell.get('top_failing_reason'))}"]
+        else:
+            details.append(ERRORED_HOVER)
+        tip = "\n".join(details)
+    link = "?" + urlencode({**{name: list(values) for name, values in query.items()}, "model": [model], "case": [case]}, doseq=True)
+    frame = "outline:2px solid #000;outline-offset:-2px;" if selected else ""
+    style = f"background:{colour};{frame}border:1px solid #fff;padding:0;text-align:center;white-space:nowrap"
+    anchor = f"display:block;padding:3px 6px;color:{TEXT_COLOUR};text-decoration:none"
+    return (
+        f'<td data-model="{html.escape(model)}" data-case="{html.escape(case)}" style="{style}">'
+        f'<a href="{html.escape(link)}" target="_self" title="{html.escape(tip)}" style="{anchor}">{html.escape(text)}</a></td>'
+    )
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
+
+
+def _number(value: Any) -> str:
+    return "—" if _missing(value) else f"{float(value):.2f}"
+
+
+def _reason(value: Any) -> str:
+    if _missing(value):
+        return "—"
+    text = str(value)
+    return text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
