@@ -126,3 +126,24 @@ def finish_recorded_run(db: Path, run_id: str, records: Sequence[AttemptRecord],
     report, metric_sets = build_report(run, GoldenSet(Path(run["golden_path"]), cases, run["golden_hash"]), records, models)
     gated = replace(report, gate=decide(report.to_json(), None, max_drop=0.02, incomplete=report.incomplete))
     store.finish_run(db, gated, metric_sets)
+
+
+def matrix_frame(**columns: object):
+    """The matrix's cells for models a and b and cases c1 and c2: a's c1 all errored, a's c2 3/4 with one errored,
+    b's c1 5/5, b never ran c2. Keyword arguments replace columns."""
+    import pandas as pd
+
+    base: dict[str, object] = {
+        "model": ["a", "a", "b"],
+        "case_id": ["c1", "c2", "c1"],
+        "run_id": "r",
+        "passes": [0, 3, 5],
+        "runs": [0, 4, 5],
+        "attempts": [5, 5, 5],
+        "errored": [5, 1, 0],
+        "pass_rate": [None, 0.75, 1.0],
+        "pass_hat_k": [None, 0.0, 1.0],
+        "top_failing_reason": [None, "wrong tool", None],
+        "simulated": [True, True, False],
+    }
+    return pd.DataFrame({**base, **columns})

@@ -20,7 +20,7 @@ from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store.behaviour import create_run, write_attempts
 from evalcore.store.conformance import record_conformance_run
-from tests.builders import Store, build_store, conformance_report, finish_recorded_run
+from tests.builders import Store, build_store, conformance_report, finish_recorded_run, matrix_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = str(ROOT / "app.py")
@@ -399,21 +399,7 @@ def test_a_cell_that_was_not_run_says_so_in_grey():
 
 
 def test_a_cell_whose_attempts_all_errored_reads_k_errored_not_not_run():
-    frame = pd.DataFrame(
-        {
-            "model": ["a", "a", "b"],
-            "case_id": ["c1", "c2", "c1"],
-            "run_id": "r",
-            "passes": [0, 3, 5],
-            "runs": [0, 4, 5],
-            "attempts": [5, 5, 5],
-            "errored": [5, 1, 0],
-            "pass_rate": [None, 0.75, 1.0],
-            "pass_hat_k": [None, 0.0, 1.0],
-            "top_failing_reason": None,
-            "simulated": False,
-        }
-    )
+    frame = matrix_frame(top_failing_reason=None, simulated=False)
     grey, _, cells = figures.matrix_heatmap(frame).data
     # rows c2, c1 (top first); columns a, b: a's c1 errored (dark grey), b never ran c2 (light grey)
     assert [list(row) for row in grey.text] == [["", figures.NOT_RUN], ["", ""]]

@@ -6,28 +6,13 @@ import re
 from html import unescape
 from urllib.parse import parse_qs
 
-import pandas as pd
-
 from evalcore.dashboard import figures, matrix_grid
+from tests.builders import matrix_frame
 
 PAYLOAD = 'peek<b>BOLD</b><a href=x>L</a> "q" & more'
 
 
-def _frame(**columns: object) -> pd.DataFrame:
-    base: dict[str, object] = {
-        "model": ["a", "a", "b"],
-        "case_id": ["c1", "c2", "c1"],
-        "run_id": "r",
-        "passes": [0, 3, 5],
-        "runs": [0, 4, 5],
-        "attempts": [5, 5, 5],
-        "errored": [5, 1, 0],
-        "pass_rate": [None, 0.75, 1.0],
-        "pass_hat_k": [None, 0.0, 1.0],
-        "top_failing_reason": [None, "wrong tool", None],
-        "simulated": [True, True, False],
-    }
-    return pd.DataFrame({**base, **columns})
+_frame = matrix_frame
 
 
 def _cells(page: str) -> dict[tuple[str, str], dict[str, str]]:
