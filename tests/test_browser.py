@@ -65,7 +65,7 @@ def empty_dashboard(tmp_path) -> Iterator[tuple[str, Path]]:
 def _serve(db: Path, folder: Path) -> Iterator[str]:
     port = _free_port()
     log = (folder / "streamlit.log").open("w")
-    command = [*streamlit_command(port), "--server.fileWatcherType", "none"]  # the command `python -m evalcore dashboard` runs
+    command = streamlit_command(port)  # the command `python -m evalcore dashboard` runs
     environment = {name: value for name, value in os.environ.items() if not name.endswith("_API_KEY")}  # no test here calls a paid model
     process = subprocess.Popen(command, cwd=ROOT, env={**environment, "EVALCORE_DB": str(db)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -31,12 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def streamlit_command(port: int) -> list[str]:
-    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere, no deploy menu; started
-    through `evalcore.dashboard.warmup`, which loads the pages' heavy libraries while Streamlit starts."""
+    """The `streamlit run` command line: headless, loopback only, no usage statistics sent anywhere, no deploy menu, no file
+    watcher; started through `evalcore.dashboard.warmup`, which loads the pages' heavy libraries while Streamlit starts."""
     return [
         sys.executable, "-m", "evalcore.dashboard.warmup", "run", str(APP), "--server.headless", "true", "--server.address", "127.0.0.1",
         "--server.port", str(port), "--browser.gatherUsageStats", "false",
         "--client.toolbarMode", "minimal",  # no "Deploy" button: this dashboard is a local tool
+        # No watching of source files for edits (that is for developing a page): with the .venv inside the project, as
+        # `make run` builds it, Streamlit would take every library a page loads for the app's own code and watch each
+        # module's file, which held the first page back by 1-2 s.
+        "--server.fileWatcherType", "none",
     ]  # fmt: skip
 
 
