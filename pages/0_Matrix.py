@@ -20,70 +20,73 @@ options = data.filter_options(db)
 if not options["models"] and data.conformance_runs(db).empty:
     widgets.empty_state(db, "runs")
     st.stop()
-filters = widgets.sidebar_filters(options) if options["models"] else None
-cells = data.matrix(db, filters) if filters is not None else None
-
-if filters is None or cells is None:
+if not options["models"]:
     widgets.empty_state(db)
-elif cells.empty:
-    st.info("No attempts match these filters.")
 else:
-    # The cell the drill-down opens, chosen before the matrix is drawn so the matrix can frame it.
-    models = sorted(cells["model"].unique())
-    if st.session_state.get("table_model_summary"):  # a click on the summary (drawn further down) picks its model
+    filters = widgets.settle_filters(options)  # their widgets are drawn after the matrix: see below
+    cells = data.matrix(db, filters)
+    if cells.empty:
+        widgets.draw_filters(options)
+        st.info("No attempts match these filters.")
+    else:
+        # The cell the drill-down opens, chosen before the matrix is drawn so the matrix can frame it.
+        models = sorted(cells["model"].unique())
+        if st.session_state.get("table_model_summary"):  # a click on the summary (drawn further down) picks its model
+            summary = data.model_summary(db, filters)
+            summary_row = widgets.selected_row("model_summary", len(summary))
+            if summary_row is not None and summary["model"].iloc[summary_row] != st.session_state.get("_applied_row"):
+                st.session_state["_applied_row"] = st.session_state["drill_model"] = str(summary["model"].iloc[summary_row])
+        wanted_model = st.query_params.get("model")
+        if "drill_model" not in st.session_state or st.session_state["drill_model"] not in models:
+            st.session_state["drill_model"] = wanted_model if wanted_model in models else models[0]
+        cases = sorted(cells.loc[cells["model"] == st.session_state["drill_model"], "case_id"].unique())
+        wanted_case = st.query_params.get("case")
+        if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
+            st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
+
+        # The matrix goes out first: what only annotates it (the Layer 0 verdict, run states) is read after it is on its way.
+        golden_label = st.empty()  # the set's caption sits above the matrix but is read after it is sent
+        query = {name: st.query_params.get_all(name) for name in st.query_params}
+        st.html(matrix_grid.matrix_html(cells, query, (st.session_state["drill_model"], st.session_state["drill_case"])))
+        widgets.draw_filters(options)  # the sidebar after the matrix it filters, so a new browser loads the matrix's code first
+        golden_label.caption(widgets.literal_label("Golden set " + data.golden_set_label(db, filters.golden_path)))
+        st.caption(
+            'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts scored. Light grey "not run": '
+            'no attempts of that case by that model. Dark grey "k errored": every attempt errored, so none was scored. '
+            "Point at a cell for its pass^k and top failing reason; click it to open its drill-down."
+        )
+        latest = cells.sort_values("run_date").iloc[-1]
+        verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
+        widgets.layer0_verdict(verdict)
+        statuses = data.runs(db).set_index("run_id")["status"]
+        for run_id in sorted(set(cells["run_id"])):
+            if statuses.get(run_id) == "running":
+                st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
+            elif statuses.get(run_id) == "crashed":
+                st.warning(f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
+        if bool(cells["simulated"].any()):
+            st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
+
+        st.subheader("Drill-down")
+        st.caption("Click a cell of the matrix, or pick a model and a case.")
+        simulated = cells.groupby("model")["simulated"].any()
+        labels = figures.model_labels({str(m): bool(flag) for m, flag in simulated.items()})
+        model_column, case_column = st.columns(2)
+        model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)
+        case = case_column.selectbox("Case", cases, key="drill_case")
+        st.query_params["model"], st.query_params["case"] = model, case
+        cell = cells[(cells["model"] == model) & (cells["case_id"] == case)].iloc[0]
+        st.text(f"{labels[model]} · {case} · run {cell['run_id']} · {widgets.cell_summary(cell)}")
+        attempts = data.attempts(db, str(cell["run_id"]), model, case)
+        golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
+        widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key=f"matrix_drill_{model}_{case}")
+
+        st.subheader("Per-model summary")
+        st.caption("Click a row to drill into that model.")
         summary = data.model_summary(db, filters)
-        summary_row = widgets.selected_row("model_summary", len(summary))
-        if summary_row is not None and summary["model"].iloc[summary_row] != st.session_state.get("_applied_row"):
-            st.session_state["_applied_row"] = st.session_state["drill_model"] = str(summary["model"].iloc[summary_row])
-    wanted_model = st.query_params.get("model")
-    if "drill_model" not in st.session_state or st.session_state["drill_model"] not in models:
-        st.session_state["drill_model"] = wanted_model if wanted_model in models else models[0]
-    cases = sorted(cells.loc[cells["model"] == st.session_state["drill_model"], "case_id"].unique())
-    wanted_case = st.query_params.get("case")
-    if "drill_case" not in st.session_state or st.session_state["drill_case"] not in cases:
-        st.session_state["drill_case"] = wanted_case if wanted_case in cases else cases[0]
-
-    # The matrix goes out first: what only annotates it (the Layer 0 verdict, run states) is read after it is on its way.
-    st.caption(widgets.literal_label("Golden set " + data.golden_set_label(db, filters.golden_path)))
-    query = {name: st.query_params.get_all(name) for name in st.query_params}
-    st.html(matrix_grid.matrix_html(cells, query, (st.session_state["drill_model"], st.session_state["drill_case"])))
-    st.caption(
-        'Colour: pass rate of the shown run (red 0% → green 100%); each cell reads passes/attempts scored. Light grey "not run": '
-        'no attempts of that case by that model. Dark grey "k errored": every attempt errored, so none was scored. '
-        "Point at a cell for its pass^k and top failing reason; click it to open its drill-down."
-    )
-    latest = cells.sort_values("run_date").iloc[-1]
-    verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
-    widgets.layer0_verdict(verdict)
-    statuses = data.runs(db).set_index("run_id")["status"]
-    for run_id in sorted(set(cells["run_id"])):
-        if statuses.get(run_id) == "running":
-            st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
-        elif statuses.get(run_id) == "crashed":
-            st.warning(f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
-    if bool(cells["simulated"].any()):
-        st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
-
-    st.subheader("Drill-down")
-    st.caption("Click a cell of the matrix, or pick a model and a case.")
-    simulated = cells.groupby("model")["simulated"].any()
-    labels = figures.model_labels({str(m): bool(flag) for m, flag in simulated.items()})
-    model_column, case_column = st.columns(2)
-    model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)
-    case = case_column.selectbox("Case", cases, key="drill_case")
-    st.query_params["model"], st.query_params["case"] = model, case
-    cell = cells[(cells["model"] == model) & (cells["case_id"] == case)].iloc[0]
-    st.text(f"{labels[model]} · {case} · run {cell['run_id']} · {widgets.cell_summary(cell)}")
-    attempts = data.attempts(db, str(cell["run_id"]), model, case)
-    golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
-    widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key=f"matrix_drill_{model}_{case}")
-
-    st.subheader("Per-model summary")
-    st.caption("Click a row to drill into that model.")
-    summary = data.model_summary(db, filters)
-    widgets.table(summary, "model_summary", selectable=True)
-    with st.expander(f"Cells: every model × case of the matrix ({len(cells)} rows)"):
-        widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
+        widgets.table(summary, "model_summary", selectable=True)
+        with st.expander(f"Cells: every model × case of the matrix ({len(cells)} rows)"):
+            widgets.table(cells.drop(columns=["server_fingerprint"]), "matrix", label="Download the matrix as CSV")
 
 st.header("Layer 0: conformance runs")
 conformance = data.conformance_runs(db)

@@ -196,3 +196,20 @@ def test_missing_or_empty_store_gives_empty_frames(tmp_path):
             assert frame.empty
         assert queries.filter_options(db)["models"] == []
     assert queries.attempts_parquet(tmp_path / "missing.duckdb") == b"" and queries.attempts_count(tmp_path / "missing.duckdb") == 0
+
+
+def test_the_sidebars_options_take_one_open_of_the_store(store, monkeypatch):
+    """Opening a store costs 15-40 ms of CPU: the options' three queries share one read-only connection, as does a
+    query called inside another's `_reading`, and each reads what it reads alone."""
+    opened = []
+    real_connect = queries.connect
+
+    def counting_connect(*args, **kwargs):
+        opened.append(args)
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "connect", counting_connect)
+    options = queries.filter_options(store.db)
+    assert len(opened) == 1
+    assert options["run_ids"] == list(queries.runs(store.db)["run_id"]) and len(opened) == 2
+    assert options["golden_paths"] == list(queries.golden_sets(store.db)["golden_path"]) and len(opened) == 3

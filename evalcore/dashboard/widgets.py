@@ -54,34 +54,33 @@ def empty_state(db: Path, what: str = "behaviour runs") -> None:
 
 
 def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:
-    """The filter widgets in the sidebar; the golden set and the run come from, and are written to, the URL (?golden=...&run=...).
+    """The filter widgets in the sidebar, and what they select (`settle_filters`, then `draw_filters`)."""
+    filters = settle_filters(options, choose_run=choose_run, no_run_label=no_run_label)
+    draw_filters(options, choose_run=choose_run, no_run_label=no_run_label)
+    return filters
+
+
+def settle_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> AttemptFilters:
+    """What the sidebar's filters select, settled before their widgets are drawn, and written to the URL.
+
+    Each widget's value is put in the session state under its key: a value the URL brings that was not applied yet
+    (a shared link, a page switch), else the user's last choice, else the default; `draw_filters` then draws the
+    widgets on those values. So a page can send what it shows before the sidebar (the matrix page does: the browser
+    then loads the matrix's code first).
 
     A page shows one golden set at a time: the one run last, unless the URL
     names another (or a run of another). `no_run_label` names what "no
     particular run" means on the page: the matrix shows each model's newest
     run of the set, the latency, flaky and export pages every run of it.
     """
-    sidebar = st.sidebar
-    sidebar.header("Filters")
-    golden = golden_set_picker(options)
-    servers = [ALL, *options.get("servers", [])]
-    from_url("filter_server", "server", servers)
-    server = sidebar.selectbox("Server", servers, key="filter_server")
-    to_url("filter_server", "server", server)
-    from_url("filter_models", "models", list(options.get("models", [])), many=True)
-    models = sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
-    to_url("filter_models", "models", models)
-    from_url("filter_kinds", "kinds", list(options.get("kinds", [])), many=True)
-    kinds = sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
-    to_url("filter_kinds", "kinds", kinds)
-    date_from, date_to = date_range("filter_dates", list(options.get("dates", [])))
+    golden = _settle_golden(options)
+    server = _settle("filter_server", "server", [ALL, *options.get("servers", [])])
+    models = _settle("filter_models", "models", list(options.get("models", [])), many=True)
+    kinds = _settle("filter_kinds", "kinds", list(options.get("kinds", [])), many=True)
+    date_from, date_to = _settle_dates("filter_dates", list(options.get("dates", [])))
     run_id: str | None = None
     if choose_run:
-        of_set = [run for run, path in zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True) if path == golden]
-        run_choices = [no_run_label, *of_set]
-        wanted = st.query_params.get("run")
-        index = run_choices.index(wanted) if wanted in run_choices else 0
-        run = sidebar.selectbox("Run", run_choices, index=index, key="filter_run")
+        run = _settle("filter_run", "run", _run_choices(options, golden, no_run_label))
         run_id = None if run == no_run_label else str(run)
         if run_id is None:
             st.query_params.pop("run", None)
@@ -98,8 +97,72 @@ def sidebar_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = 
     )
 
 
+def draw_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = True, no_run_label: str = NEWEST_PER_MODEL) -> None:
+    """Draw the sidebar's filter widgets on the values `settle_filters` settled in this script run (call it after)."""
+    sidebar = st.sidebar
+    sidebar.header("Filters")
+    paths = [str(path) for path in options.get("golden_paths", [])]
+    if paths:
+        golden = str(sidebar.selectbox("Golden set", paths, key="filter_golden", help="A page shows one golden set at a time; the one run last comes first."))
+        hashes = dict(zip(paths, options.get("golden_hashes", []), strict=True))
+        sidebar.caption(literal_label(f"{golden} · hash {str(hashes.get(golden, ''))[:12]}"))
+    sidebar.selectbox("Server", [ALL, *options.get("servers", [])], key="filter_server")
+    sidebar.multiselect("Models", list(options.get("models", [])), key="filter_models", placeholder="all models")
+    sidebar.multiselect("Case kind", list(options.get("kinds", [])), key="filter_kinds", placeholder="hard and soft")
+    dates = list(options.get("dates", []))
+    if dates:
+        sidebar.date_input("Run dates", min_value=dates[0], max_value=dates[-1], key="filter_dates")
+    if choose_run:
+        sidebar.selectbox("Run", _run_choices(options, st.session_state.get("filter_golden"), no_run_label), key="filter_run")
+
+
+def _run_choices(options: Mapping[str, Sequence[Any]], golden: str | None, no_run_label: str) -> list[str]:
+    of_set = [run for run, path in zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True) if path == golden]
+    return [no_run_label, *of_set]
+
+
+def _settle(key: str, param: str, choices: Sequence[Any], *, many: bool = False) -> Any:
+    """Settle one selectbox (`many`: multiselect) over `choices`: from the URL, else as it was, else the first choice
+    (a multiselect: none); a value no longer offered is dropped. Written back to the URL."""
+    from_url(key, param, choices, many=many)
+    if many:
+        st.session_state[key] = [value for value in st.session_state.get(key) or [] if value in choices]
+    elif st.session_state.get(key) not in choices:
+        st.session_state[key] = choices[0]
+    value = st.session_state[key]
+    to_url(key, param, value)
+    return value
+
+
+def _settle_golden(options: Mapping[str, Sequence[Any]]) -> str | None:
+    """The golden set shown (None only when the store has no runs). The URL decides once per value it brings: ?run= picks
+    that run's set, else ?golden=; from then on the picker is the user's."""
+    paths = [str(path) for path in options.get("golden_paths", [])]
+    if not paths:
+        return None
+    run_sets = dict(zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True))
+    wanted = run_sets.get(st.query_params.get("run")) or st.query_params.get("golden")
+    if wanted in paths and st.session_state.get("_golden_from_url") != wanted:
+        st.session_state["_golden_from_url"] = wanted
+        st.session_state["filter_golden"] = wanted
+    if st.session_state.get("filter_golden") not in paths:
+        st.session_state["filter_golden"] = paths[0]  # the set run last
+    golden = str(st.session_state["filter_golden"])
+    st.query_params["golden"] = st.session_state["_golden_from_url"] = golden  # what the URL says now is the user's choice, not news
+    return golden
+
+
 def date_range(key: str, dates: Sequence[date]) -> tuple[date | None, date | None]:
     """The sidebar's run-date range within `dates` (first, last), read from and written to the URL (?from=...&to=...)."""
+    chosen = _settle_dates(key, dates)
+    if dates:
+        st.sidebar.date_input("Run dates", min_value=dates[0], max_value=dates[-1], key=key)
+    return chosen
+
+
+def _settle_dates(key: str, dates: Sequence[date]) -> tuple[date | None, date | None]:
+    """Settle the run-date range widget `key` within `dates` (first, last): from the URL, else as it was, narrowed to the
+    dates there are, else all of them; written back to the URL."""
     if not dates:
         return None, None
     first, last = dates[0], dates[-1]
@@ -115,7 +178,7 @@ def date_range(key: str, dates: Sequence[date]) -> tuple[date | None, date | Non
         chosen_range = tuple(st.session_state[key])
         st.session_state[key] = tuple(max(first, min(day, last)) for day in chosen_range)
     st.session_state[f"_bounds_{key}"] = (first, last)
-    chosen = st.sidebar.date_input("Run dates", min_value=first, max_value=last, key=key)
+    chosen = st.session_state[key]
     if not (isinstance(chosen, tuple | list) and len(chosen) == 2):
         return None, None  # the second end is being picked
     date_from, date_to = chosen[0], chosen[1]
@@ -134,28 +197,6 @@ def _iso_date(text: str | None) -> date | None:
         return date.fromisoformat(text) if text else None
     except ValueError:
         return None
-
-
-def golden_set_picker(options: Mapping[str, Sequence[Any]]) -> str | None:
-    """The sidebar's golden-set choice (None only when the store has no runs), its path and hash shown under it.
-
-    The URL decides once per value it brings: ?run= picks that run's set, else ?golden=; from then on the picker is the user's.
-    """
-    paths = [str(path) for path in options.get("golden_paths", [])]
-    if not paths:
-        return None
-    hashes = dict(zip(paths, options.get("golden_hashes", []), strict=True))
-    run_sets = dict(zip(options.get("run_ids", []), options.get("run_golden_paths", []), strict=True))
-    wanted = run_sets.get(st.query_params.get("run")) or st.query_params.get("golden")
-    if wanted in paths and st.session_state.get("_golden_from_url") != wanted:
-        st.session_state["_golden_from_url"] = wanted
-        st.session_state["filter_golden"] = wanted
-    if st.session_state.get("filter_golden") not in paths:
-        st.session_state["filter_golden"] = paths[0]  # the set run last
-    golden = str(st.sidebar.selectbox("Golden set", paths, key="filter_golden", help="A page shows one golden set at a time; the one run last comes first."))
-    st.query_params["golden"] = st.session_state["_golden_from_url"] = golden  # what the URL says now is the user's choice, not news
-    st.sidebar.caption(literal_label(f"{golden} · hash {str(hashes.get(golden, ''))[:12]}"))
-    return golden
 
 
 def layer0_verdict(verdict: pd.DataFrame) -> None:
