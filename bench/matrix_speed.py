@@ -1,18 +1,19 @@
-"""Benchmark: the dashboard's home page work on a large store: `queries.matrix`, `figures.matrix_heatmap`, `st.plotly_chart`.
+"""Benchmark: the dashboard's home page work on a large store: `queries.matrix`, `matrix_grid.matrix_html`, `st.html`.
 
 Builds a DuckDB file with 1,000,000 synthetic attempts (100 runs x 10 models x
 200 cases x 5 attempts, generated in SQL with `range()`), each run with its
 stored metrics and matrix cells as a finished run has them, then times the matrix
-query (each model's newest run: 10 x 200 cells), the heatmap figure build and
-what the page then pays to hand it to Streamlit, and prints the median of
-several repetitions with the load average. Every run holds the same attempts
+query (each model's newest run: 10 x 200 cells), the matrix table's build (the
+home page draws the matrix as an HTML table) and what the page then pays to
+hand it to Streamlit (`st.html`), and prints the median of several repetitions
+with the load average. Every run holds the same attempts
 (their outcomes vary within a run, not between runs), so the first run is
 finished as the runner finishes a run (`build_report` over its attempt records,
-`store.finish_run`) and its stored rows are copied for every other run. The third
-figure, "chart", is what `st.plotly_chart` does to the figure on every render of
-the page before anything reaches the browser (plotly's `to_dict`, which
-deep-copies every array, its JSON encoding, and the element id's hash), called
-here as the page calls it, in Streamlit's bare mode. `--no-cells` drops the
+`store.finish_run`) and its stored rows are copied for every other run. Streamlit
+runs in its bare mode. A second line times the same cells as the plotly heatmap
+the Compare page draws (`figures.matrix_heatmap`) and what `st.plotly_chart` does
+to it on every render (plotly's `to_dict`, which deep-copies every array, its JSON
+encoding, and the element id's hash). `--no-cells` drops the
 stored cells, so the matrix is read from the attempts as for a store written
 before them. Run:
 `.venv/bin/python bench/matrix_speed.py [--attempts N] [--repeat N] [--keep PATH] [--no-cells]`.
@@ -35,7 +36,7 @@ import streamlit as st  # noqa: E402
 from streamlit import config as streamlit_config  # noqa: E402
 
 from evalcore.behaviour.report import build_report  # noqa: E402
-from evalcore.dashboard import queries  # noqa: E402
+from evalcore.dashboard import matrix_grid, queries  # noqa: E402
 from evalcore.dashboard.figures import matrix_heatmap  # noqa: E402
 from evalcore.golden.model import GoldenCase, GoldenSet  # noqa: E402
 from evalcore.models.types import ModelSpec  # noqa: E402
@@ -134,28 +135,38 @@ def main() -> None:
         # Bare mode (no `streamlit run`) says so once, then warns on every call that there is no script run context.
         streamlit_config.set_option("global.showWarningOnDirectExecution", False)
         logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").disabled = True
-        query_s, figure_s, chart_s, total_s = [], [], [], []
+        query_s, table_s, html_s, total_s, heatmap_s, chart_s = [], [], [], [], [], []
         cells = 0
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             frame = queries.matrix(path)
             t1 = time.perf_counter()
-            figure = matrix_heatmap(frame)
+            table = matrix_grid.matrix_html(frame, {}, (str(frame["model"].iloc[0]), str(frame["case_id"].iloc[0])))  # as pages/0_Matrix.py
             t2 = time.perf_counter()
-            st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="matrix", width="stretch")  # as pages/0_Matrix.py
+            st.html(table)
             t3 = time.perf_counter()
+            figure = matrix_heatmap(frame)
+            t4 = time.perf_counter()
+            st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="matrix", width="stretch")  # as pages/7_Compare.py
+            t5 = time.perf_counter()
             query_s.append(t1 - t0)
-            figure_s.append(t2 - t1)
-            chart_s.append(t3 - t2)
+            table_s.append(t2 - t1)
+            html_s.append(t3 - t2)
             total_s.append(t3 - t0)
+            heatmap_s.append(t4 - t3)
+            chart_s.append(t5 - t4)
             cells = len(frame)
         load = os.getloadavg()[0]
+
+        def ms(values: list[float]) -> str:
+            return f"{statistics.median(values) * 1000:.0f} ms"
+
         print(
-            f"matrix over {args.attempts:,} attempts -> {cells:,} cells: query {statistics.median(query_s) * 1000:.0f} ms + "
-            f"figure {statistics.median(figure_s) * 1000:.0f} ms + chart {statistics.median(chart_s) * 1000:.0f} ms = "
-            f"{statistics.median(total_s) * 1000:.0f} ms (median of {args.repeat}), "
+            f"matrix over {args.attempts:,} attempts -> {cells:,} cells: query {ms(query_s)} + table {ms(table_s)} + "
+            f"st.html {ms(html_s)} = {ms(total_s)} (median of {args.repeat}), "
             f"load average {load:.2f}{'' if load <= 4 else ': NOT for publishing (load above 4)'}"
         )
+        print(f"the same cells as the Compare page's heatmap: figure {ms(heatmap_s)} + st.plotly_chart {ms(chart_s)}")
 
 
 if __name__ == "__main__":
