@@ -126,7 +126,7 @@ def main() -> None:
             raw = args.raw or folder / "samples.txt"
             command = peer_workload.evalcore_command(folder, api_base, args.evalcore_args.split(), 1)
             record = [py_spy, "record", "--subprocesses", "--nonblocking", "-r", str(args.rate), "-f", "raw", "-o", str(raw), "--", *command]
-            done = subprocess.run(record, env={**os.environ, "OPENAI_API_KEY": peer_workload.BENCH_KEY}, cwd=peer_workload.ROOT, capture_output=True, text=True)
+            done = subprocess.run(record, env=peer_workload.evalcore_environment(), cwd=peer_workload.ROOT, capture_output=True, text=True)
             if done.returncode not in (0, 1) or not raw.exists():
                 raise SystemExit(f"py-spy record failed ({done.returncode}):\n{done.stderr[-3000:]}")
             samples = breakdown(raw)

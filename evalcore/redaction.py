@@ -213,10 +213,31 @@ def register_command_secrets(argv: Iterable[str], label: str) -> None:
         register_secret(name, value)
 
 
+# This process's environment as last scanned (a copy of `os.environ`'s own mapping) and the credentials found in it.
+_scanned: tuple[dict[Any, Any], dict[str, str]] | None = None
+
+
+def _process_environment_secrets() -> dict[str, str]:
+    """`environment_secrets()` of this process, scanned again only when `os.environ` changed: comparing its mapping
+    with the copy kept is a C-level dict comparison, where a scan decodes and tests every variable (a redaction
+    happens for every record written)."""
+    global _scanned
+    data = getattr(os.environ, "_data", None)  # os._Environ keeps the variables in a plain dict
+    if not isinstance(data, dict):
+        return environment_secrets()
+    scanned = _scanned
+    if scanned is not None and scanned[0] == data:
+        return scanned[1]
+    snapshot = dict(data)  # taken before the scan: a change meanwhile makes the next call scan again
+    found = environment_secrets()
+    _scanned = (snapshot, found)
+    return found
+
+
 def current() -> Redactor:
     """The redactor for this process's environment and registered secrets, rebuilt only when they changed."""
     global _current
-    secrets = {**environment_secrets(), **_registered}
+    secrets = {**_process_environment_secrets(), **_registered}
     key = tuple(sorted(secrets.items()))
     with _lock:
         if _current is None or _current[0] != key:

@@ -174,16 +174,28 @@ async def _run_behaviour(
                 runs=config.runs,
                 config=_config_json(config, run_inputs(config, golden, fingerprint)),
             )
+        resuming = resume_run_id is not None
+        last_batch: list[AttemptRecord] = []  # the attempts the batch writer left to the run's last open of the store
         try:
             with _fault_proxy(config, golden, target) as proxy:
-                records = await _execute(config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resume_run_id is not None)
+                records = await _execute(
+                    config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch
+                )
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
-            store.fail_run(config.db_path, run_id, status=status, error=clip(f"{type(exc).__name__}: {exc}", 500))
+            try:
+                if last_batch:
+                    store.write_attempts(config.db_path, run_id, last_batch, replacing_errored=resuming)
+                store.fail_run(config.db_path, run_id, status=status, error=clip(f"{type(exc).__name__}: {exc}", 500))
+            finally:
+                write_exchanges(config.db_path, run_id, recording.recorder.take())
             raise
-        finally:
+        # The run's last writes and reads follow on at once, with no await between them (another run on this event
+        # loop cannot use the held store meanwhile): one open of the store.
+        with held_open(config.db_path):
+            if last_batch:
+                store.write_attempts(config.db_path, run_id, last_batch, replacing_errored=resuming)
             write_exchanges(config.db_path, run_id, recording.recorder.take())
-        with held_open(config.db_path):  # the run's last reads and writes follow on at once: one open of the store
             return finish(config, store.load_run(config.db_path, run_id), golden, records)
     finally:
         await client.aclose()
@@ -329,10 +341,13 @@ async def _execute(
     *,
     resuming: bool = False,
     shard: Shard | None = None,
+    last_batch: list[AttemptRecord] | None = None,
 ) -> list[AttemptRecord]:
     """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory.
 
     With a `shard`, only that shard's attempts run and nothing is stored (`run_shard` writes them to its file).
+    With `last_batch`, the attempts not yet stored when the last one finishes are put there for the caller to store
+    (with the run's last writes, or as it fails), instead of being written here.
     """
     kept: list[AttemptRecord] = []
     if resuming:  # the errored attempts run again; each is replaced when its rerun is stored (`write_attempts`)
@@ -350,7 +365,7 @@ async def _execute(
     if progress:
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
-    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming)) if shard is None else None
+    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming, last_batch=last_batch)) if shard is None else None
     inputs = run_inputs(config, golden, fingerprint)
     cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.catalog)
@@ -383,8 +398,16 @@ async def _execute(
     return records
 
 
-async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Queue[AttemptRecord | None], *, replacing_errored: bool = False) -> None:
-    """Store finished attempts in batches: when `batch_size` are waiting, when the oldest waited `batch_seconds`, and at the end."""
+async def _batch_writer(
+    config: BehaviourConfig,
+    run_id: str,
+    queue: asyncio.Queue[AttemptRecord | None],
+    *,
+    replacing_errored: bool = False,
+    last_batch: list[AttemptRecord] | None = None,
+) -> None:
+    """Store finished attempts in batches: when `batch_size` are waiting, when the oldest waited `batch_seconds`, and at
+    the end (or, with `last_batch`, hand the end's batch over in it, unwritten)."""
     batch: list[AttemptRecord] = []
     oldest = time.monotonic()
     closing = False
@@ -399,6 +422,9 @@ async def _batch_writer(config: BehaviourConfig, run_id: str, queue: asyncio.Que
             if not batch:
                 oldest = time.monotonic()
             batch.append(record)
+        if closing and last_batch is not None:
+            last_batch.extend(batch)
+            return
         if batch and (closing or len(batch) >= config.batch_size or time.monotonic() - oldest >= config.batch_seconds):
             await asyncio.to_thread(functools.partial(store.write_attempts, config.db_path, run_id, batch, replacing_errored=replacing_errored))
             batch = []

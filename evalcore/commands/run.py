@@ -124,6 +124,17 @@ def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
 
 
 def command(args: argparse.Namespace) -> int:
+    # Start-up (the imports, the golden set, the server's start) runs with the collector off, as the reference server's
+    # does: what it builds lives to the end of the run, and collections during it would walk it for nothing. It is
+    # frozen, and the collector turned on, before the run (`_command`), or here if start-up fails.
+    gc.disable()
+    try:
+        return _command(args)
+    finally:
+        gc.enable()
+
+
+def _command(args: argparse.Namespace) -> int:
     import asyncio
 
     from evalcore.golden.limits import DEFAULT_LIMITS
@@ -211,6 +222,7 @@ def command(args: argparse.Namespace) -> int:
     # What start-up built (modules, the golden set, the config) lives to the end of the run: frozen, the collections
     # the run's allocations trigger do not walk it again and again.
     gc.freeze()
+    gc.enable()
     with served as target, contextlib.closing(progress):
         if shard is not None:
             return _run_shard(config, target, shard, args.shard_dir, progress)

@@ -69,7 +69,9 @@ class UnknownToolGuard:
             params = ctx.params or {}
             if ctx.method == "tools/call":
                 name = params.get("name")
-                if isinstance(name, str) and name not in {tool.name for tool in await self._server.list_tools()}:
+                # The tool manager's own lookup, as the SDK's tools/call handler makes it (`list_tools` would build
+                # every tool's wire model for each call).
+                if isinstance(name, str) and self._server._tool_manager.get_tool(name) is None:
                     raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}", data={"name": name})
             elif ctx.method == "prompts/get":
                 await self._check_prompt(params)

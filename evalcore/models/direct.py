@@ -40,6 +40,7 @@ import httpx
 from evalcore.models.cost_map import bundled_openai_chat_model
 from evalcore.models.pricing import unit_prices
 from evalcore.models.types import ModelSpec
+from evalcore.tls import verifying_context
 
 ROUTE_VARIABLE: Final = "EVALCORE_MODEL_ROUTE"
 OPENAI_BASE: Final = "https://api.openai.com/v1"
@@ -202,7 +203,9 @@ def _client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _CLIENTS.get(loop)
     if client is None or client.is_closed:
-        client = _CLIENTS[loop] = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        # httpx's default verification (trust_env: SSL_CERT_FILE or SSL_CERT_DIR, else certifi), its bundle read only for https
+        verify = verifying_context(trust_env=True)
+        client = _CLIENTS[loop] = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=64), verify=verify)
     return client
 
 

@@ -356,8 +356,8 @@ LOCK_WAIT_S = 10.0
 _MIGRATING = threading.Lock()
 
 
-# The stores this process holds open (`held_open`), by resolved path.
-_HELD: dict[str, duckdb.DuckDBPyConnection] = {}
+# The stores this process holds open (`held_open`), by resolved path, with the thread that holds each.
+_HELD: dict[str, tuple[duckdb.DuckDBPyConnection, int]] = {}
 
 
 @contextlib.contextmanager
@@ -365,14 +365,16 @@ def held_open(path: Path) -> Iterator[None]:
     """Keep the store open in this process for the block: each `connect` inside takes a cursor of the one open
     database instead of opening it again, which skips DuckDB's start-up (some 15 ms of CPU per open, even of an
     in-memory database) and a checkpoint per close. No other process can open the store meanwhile, so hold it
-    only for work that follows on at once (a run's last reads and writes), never across a run. Re-entrant."""
+    only for work that follows on at once (a run's last reads and writes), never across a run. Re-entrant. Only the
+    thread that holds it uses it: another thread's `connect` (another run's batch writer) opens the store as usual,
+    so it never works on a connection this block may close under it."""
     key = str(path.resolve())
     if key in _HELD:
         yield
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = _open(path, read_only=False)
-    _HELD[key] = connection
+    _HELD[key] = (connection, threading.get_ident())
     try:
         yield
     finally:
@@ -389,7 +391,7 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
         path.parent.mkdir(parents=True, exist_ok=True)
     held = _HELD.get(str(path.resolve())) if _HELD else None
     # A cursor of a held store writes as well as reads; a reader only reads through it.
-    connection = held.cursor() if held is not None else _open(path, read_only)
+    connection = held[0].cursor() if held is not None and held[1] == threading.get_ident() else _open(path, read_only)
     try:
         if read_only:
             yield connection

@@ -7,26 +7,17 @@ count, so a hostile server produces a `WireFailure`, never a hang.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import ssl
 import time
 from collections.abc import Mapping
 from typing import Literal
 
-import certifi
 import httpx
 
 from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
 from evalcore.mcp.transport.sse import SseDecoder
 from evalcore.redaction import clip
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """httpx's default verification (certifi's CA bundle), built once: loading the bundle costs ~15 ms of CPU per client,
-    and a run with injected faults opens a client per attempt."""
-    return ssl.create_default_context(cafile=certifi.where())
+from evalcore.tls import verifying_context
 
 
 class HttpTransport:
@@ -43,7 +34,7 @@ class HttpTransport:
             timeout=httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout),
             follow_redirects=False,
             trust_env=False,  # never route loopback traffic through a proxy from the environment
-            verify=_tls_context(),
+            verify=verifying_context(),  # certifi's bundle, as httpx's default, read once and only for an https URL
         )
 
     async def send(
