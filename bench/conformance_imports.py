@@ -24,21 +24,16 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from user_environment import user_environment  # noqa: E402  (bench/, beside this script)
+
 from evalcore.mcp.reference import running_reference_server  # noqa: E402
 
 IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+(?P<cumulative>\d+) \|(?P<indent> *)(?P<module>\S+)")
-
-
-def _without_bytecode_ban(environment: Mapping[str, str]) -> dict[str, str]:
-    """`environment` without PYTHONDONTWRITEBYTECODE: a user's evalcore has its bytecode (pip compiles it at install, a
-    checkout writes it on its first run); with the variable set, every timed process would compile evalcore again."""
-    return {name: value for name, value in environment.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def unpack(revision: str, into: Path) -> Path:
@@ -53,7 +48,7 @@ def unpack(revision: str, into: Path) -> Path:
 def measure(tree: Path, url: str) -> tuple[int, dict[str, int], int]:
     """(summed cumulative µs of the top-level imports, {top-level module: cumulative µs}, modules loaded)."""
     command = [sys.executable, "-X", "importtime", "-m", "evalcore", "conformance", "--url", url, "--runs", "5", "--no-db"]
-    done = subprocess.run(command, cwd=tree, env={**_without_bytecode_ban(os.environ), "PYTHONPATH": str(tree)}, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, cwd=tree, env={**user_environment(), "PYTHONPATH": str(tree)}, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 1):
         raise SystemExit(f"evalcore conformance in {tree} exited {done.returncode}: {done.stderr.strip()[-300:]}")
     top: dict[str, int] = {}

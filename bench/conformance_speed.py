@@ -34,22 +34,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from user_environment import user_environment  # noqa: E402  (bench/, beside this script)
+
 from evalcore.mcp.reference import running_reference_server  # noqa: E402
 
 OFFICIAL = Path(__file__).resolve().parent / "official_suite"
 LOAD_LIMIT = 4.0
-
-
-def _without_bytecode_ban(environment: Mapping[str, str]) -> dict[str, str]:
-    """`environment` without PYTHONDONTWRITEBYTECODE: a user's evalcore has its bytecode (pip compiles it at install, a
-    checkout writes it on its first run); with the variable set, every timed process would compile evalcore again."""
-    return {name: value for name, value in environment.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def evalcore_command(*target: str) -> list[str]:
@@ -72,7 +68,7 @@ def timed(command: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float
 def run_evalcore(command: Sequence[str], cwd: Path) -> tuple[float, float, str]:
     # The checkout's evalcore, run from a scratch folder that holds its store, with Python free to write its bytecode
     # as a user's install has it (PYTHONDONTWRITEBYTECODE in the shell would make every run compile evalcore again).
-    env = {**_without_bytecode_ban(os.environ), "PYTHONPATH": str(ROOT)}
+    env = {**user_environment(), "PYTHONPATH": str(ROOT)}
     wall, cpu, done = timed(command, cwd, env)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{shlex.join(command)} exited {done.returncode}: {done.stderr.strip()[-500:]}")

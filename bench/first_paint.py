@@ -32,18 +32,13 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Mapping
 from pathlib import Path
+
+from user_environment import user_environment  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 LIMIT_S = 900.0
-
-
-def _without_bytecode_ban(environment: Mapping[str, str]) -> dict[str, str]:
-    """`environment` without PYTHONDONTWRITEBYTECODE: a user's evalcore has its bytecode (pip compiles it at install, a
-    checkout writes it on its first run); with the variable set, every timed process would compile evalcore again."""
-    return {name: value for name, value in environment.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _free_port() -> int:
@@ -99,7 +94,7 @@ def matrix_on_running_dashboard(repeat: int) -> int:
     load_before = os.getloadavg()[0]
     workdir = Path(tempfile.mkdtemp(prefix="evalcore-matrix-paint-"))
     db = workdir / "evals.duckdb"
-    environment = {**_without_bytecode_ban(os.environ), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+    environment = {**user_environment(), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     painted = []
     try:
         subprocess.run([sys.executable, "-m", "evalcore", "demo", "--db", str(db)], cwd=ROOT, env=environment, check=True, stdout=subprocess.DEVNULL)
@@ -151,7 +146,7 @@ def make_run_first_page() -> int:
     process = subprocess.Popen(
         ["make", "run", f"PORT={port}"],
         cwd=clone,
-        env=_without_bytecode_ban(os.environ),
+        env=user_environment(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

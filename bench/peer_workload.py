@@ -60,6 +60,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import httpx  # noqa: E402
 import yaml  # noqa: E402
+from user_environment import user_environment  # noqa: E402  (bench/, beside this script)
 
 from evalcore.mcp.client import McpClient  # noqa: E402
 from evalcore.mcp.reference import running_reference_server  # noqa: E402
@@ -213,14 +214,8 @@ def evalcore_command(folder: Path, api_base: str, extra: Sequence[str], round_no
 
 
 def evalcore_environment() -> dict[str, str]:
-    """The environment `evalcore run` is timed in: this one, with the stub's key, and Python left to write bytecode.
-
-    A user's evalcore has its bytecode (pip compiles it at install; a checkout writes it on its first run, here the
-    warm-up). With PYTHONDONTWRITEBYTECODE set, every timed run would compile evalcore's sources again (about 0.3 s
-    of CPU, a millisecond per model call), a cost of the shell, not of evalcore.
-    """
-    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-    return {**environment, "OPENAI_API_KEY": BENCH_KEY}
+    """The environment `evalcore run` is timed in: a user's (`user_environment`: its bytecode written), with the stub's key."""
+    return user_environment(OPENAI_API_KEY=BENCH_KEY)
 
 
 def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int, timeout_s: float = 600) -> Timed:
