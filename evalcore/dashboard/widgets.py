@@ -80,12 +80,8 @@ def settle_filters(options: Mapping[str, Sequence[Any]], *, choose_run: bool = T
     date_from, date_to = _settle_dates("filter_dates", list(options.get("dates", [])))
     run_id: str | None = None
     if choose_run:
-        run = _settle("filter_run", "run", _run_choices(options, golden, no_run_label))
+        run = _settle("filter_run", "run", _run_choices(options, golden, no_run_label), unset=no_run_label)
         run_id = None if run == no_run_label else str(run)
-        if run_id is None:
-            st.query_params.pop("run", None)
-        else:
-            st.query_params["run"] = run_id
     return AttemptFilters(
         run_id=run_id,
         models=tuple(models),
@@ -121,16 +117,17 @@ def _run_choices(options: Mapping[str, Sequence[Any]], golden: str | None, no_ru
     return [no_run_label, *of_set]
 
 
-def _settle(key: str, param: str, choices: Sequence[Any], *, many: bool = False) -> Any:
+def _settle(key: str, param: str, choices: Sequence[Any], *, many: bool = False, unset: Any = ALL) -> Any:
     """Settle one selectbox (`many`: multiselect) over `choices`: from the URL, else as it was, else the first choice
-    (a multiselect: none); a value no longer offered is dropped. Written back to the URL."""
+    (a multiselect: none); a value no longer offered is dropped. Written back to the URL, where `unset` (the choice
+    that means "no particular one") is left out."""
     from_url(key, param, choices, many=many)
     if many:
         st.session_state[key] = [value for value in st.session_state.get(key) or [] if value in choices]
     elif st.session_state.get(key) not in choices:
         st.session_state[key] = choices[0]
     value = st.session_state[key]
-    to_url(key, param, value)
+    to_url(key, param, None if value == unset else value)
     return value
 
 
