@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1] / "evalcore"
 
 # Floor of each package or module, bottom to top; a module imports only from floors at or below its own.
 FLOORS = {
-    "evalcore": 1,  # the shared vocabulary at the root: records, taxonomy, errors, paths, redaction, processes
+    "evalcore": 1,  # the shared vocabulary at the root: records, taxonomy, errors, paths, redaction, processes, tls
     "evalcore.store": 2,
     "evalcore.mcp": 2,
     "evalcore.telemetry": 3,
@@ -34,7 +34,7 @@ FLOORS = {
     "evalcore.__main__": 7,
     "evalcore.dashboard": 8,
 }
-SHARED = {"evalcore", "evalcore.records", "evalcore.taxonomy", "evalcore.errors", "evalcore.paths", "evalcore.redaction", "evalcore.processes"}
+SHARED = {"evalcore", "evalcore.records", "evalcore.taxonomy", "evalcore.errors", "evalcore.paths", "evalcore.redaction", "evalcore.processes", "evalcore.tls"}
 
 
 def _module(path: Path) -> str:
@@ -76,4 +76,4 @@ def test_the_store_imports_only_the_shared_records_and_its_own_modules():
 
 def test_the_root_keeps_only_what_every_layer_shares():
     modules = {path.stem for path in ROOT.glob("*.py")}
-    assert modules <= {"__init__", "__main__", "cli", "records", "taxonomy", "errors", "paths", "redaction", "processes"}, sorted(modules)
+    assert modules <= {"__init__", "__main__", "cli", "records", "taxonomy", "errors", "paths", "redaction", "processes", "tls"}, sorted(modules)
