@@ -14,6 +14,7 @@ from evalcore.dashboard import data, figures, matrix_grid, widgets
 
 st.set_page_config(page_title="evalcore — MCP evaluation", layout="wide")
 st.title("Model × case matrix")
+st.html(matrix_grid.STYLESHEET)  # the table's styles first: the browser loads the code that draws the table meanwhile
 
 db = data.db_path()
 options = data.filter_options(db)
