@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from evalcore.behaviour.history import run_points
+from evalcore.commands.dashboard import streamlit_command
 from evalcore.dashboard import figures, progress, queries, widgets
 from evalcore.models.types import ToolCall
 from evalcore.records import AttemptRecord, AttemptScore, Score
@@ -587,3 +588,10 @@ def test_latency_page_says_no_price_instead_of_empty_cost_charts(tmp_path, monke
     assert [info.value for info in app.info] == [widgets.literal_label(sentence)] * 2  # per model and over time
     shown = [frame.value for frame in app.dataframe]
     assert list(shown[0]["cost_per_attempt_usd"]) == ["no price"] and list(shown[-1]["cost_per_correct_usd"]) == ["no price"]  # per model, over time
+
+
+def test_the_dashboard_watches_no_source_files():
+    """With the .venv inside the project, Streamlit's file watcher took every library a page loads for the app's own
+    code and watched it, holding the first page back 1-2 s: `evalcore dashboard` turns it off."""
+    command = streamlit_command(8501)
+    assert command[command.index("--server.fileWatcherType") + 1] == "none"

@@ -203,14 +203,15 @@ def _text_array(texts: Sequence[str]) -> np.ndarray:
 
 def cell_text(passes: Any, scored: Any, errored: Any) -> str:
     """What a matrix cell reads: "4/5" (passes of the scored attempts), "3/4 · 1 errored", or "5 errored" when none was scored."""
-    errors = 0 if _missing(errored) else int(errored)
-    if _missing(scored) or int(scored) == 0:
+    errors = 0 if missing(errored) else int(errored)
+    if missing(scored) or int(scored) == 0:
         return f"{errors} errored" if errors else "no verdict"
-    shown = f"{0 if _missing(passes) else int(passes)}/{int(scored)}"
+    shown = f"{0 if missing(passes) else int(passes)}/{int(scored)}"
     return f"{shown} · {errors} errored" if errors else shown
 
 
-def _missing(value: Any) -> bool:
+def missing(value: Any) -> bool:
+    """Whether a value from a frame is absent (None, NA or NaN)."""
     return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
@@ -488,12 +489,16 @@ def _with_model_labels(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(label=df["model"].map(labels).map(plotly_text))
 
 
-def _reason(value: Any) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+def hover_reason(value: Any) -> str:
+    """A failing reason as a hover box or a tooltip shows it: cut to MAX_HOVER_CHARS, "—" when there is none."""
+    if missing(value):
         return "—"
     text = str(value)
-    text = text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
-    return plotly_text(text)  # a reason comes from a server or a model
+    return text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
+
+
+def _reason(value: Any) -> str:
+    return plotly_text(hover_reason(value))  # a reason comes from a server or a model
 
 
 DELTA_COLOURS = [[0.0, "#d73027"], [0.5, "#f7f7f7"], [1.0, "#1a9850"]]  # worse (red) .. better (green), around no change
@@ -575,12 +580,12 @@ def delta_heatmap(df: pd.DataFrame) -> go.Figure:
 
 def delta_text(delta: Any, verdict: str) -> str:
     """A delta cell's words: "+0.60 better", "-0.20 n.s." (not significant), "inconclusive" (an arm scored nothing)."""
-    if verdict == "inconclusive" or _missing(delta):
+    if verdict == "inconclusive" or missing(delta):
         return "inconclusive"
     return f"{float(delta):+.2f} {verdict if verdict in SIGNIFICANT else 'n.s.'}"
 
 
 def _probability(value: Any) -> str:
-    if _missing(value):
+    if missing(value):
         return "—"
     return f"{float(value):.4f}" if float(value) >= 0.0001 else f"{float(value):.1e}"

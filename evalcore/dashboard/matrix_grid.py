@@ -27,12 +27,13 @@ import pandas as pd
 from evalcore.dashboard.figures import (
     ERRORED_COLOUR,
     ERRORED_HOVER,
-    MAX_HOVER_CHARS,
     NOT_RUN,
     NOT_RUN_COLOUR,
     NOT_RUN_HOVER,
     PASS_RATE_COLOURS,
     cell_text,
+    hover_reason,
+    missing,
     model_labels,
 )
 
@@ -115,11 +116,11 @@ def _cell(cell: Mapping[str, Any] | None, escaped: tuple[str, str], names: tuple
     else:
         text = cell_text(cell.get("passes"), cell.get("runs"), cell.get("errored"))
         rate = cell.get("pass_rate")
-        scored = rate is not None and not _missing(rate)
+        scored = rate is not None and not missing(rate)
         colour = pass_rate_colour(float(rate)) if rate is not None and scored else ERRORED_COLOUR
         details = [f"case {case}", f"model {label}", f"passes {text}"]
         if scored:
-            details += [f"pass^k {_number(cell.get('pass_hat_k'))}", f"top failing reason: {_reason(cell.get('top_failing_reason'))}"]
+            details += [f"pass^k {_number(cell.get('pass_hat_k'))}", f"top failing reason: {hover_reason(cell.get('top_failing_reason'))}"]
         else:
             details.append(ERRORED_HOVER)
         tip = "\n".join(details)
@@ -137,16 +138,5 @@ def _rgb(colour: str) -> tuple[int, int, int]:
 _STOPS = [(float(str(stop)), _rgb(str(colour))) for stop, colour in PASS_RATE_COLOURS]
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
-
-
 def _number(value: Any) -> str:
-    return "—" if _missing(value) else f"{float(value):.2f}"
-
-
-def _reason(value: Any) -> str:
-    if _missing(value):
-        return "—"
-    text = str(value)
-    return text if len(text) <= MAX_HOVER_CHARS else text[: MAX_HOVER_CHARS - 1] + "…"
+    return "—" if missing(value) else f"{float(value):.2f}"

@@ -24,7 +24,7 @@ import streamlit as st
 from evalcore import redaction
 from evalcore.behaviour import jobs
 from evalcore.dashboard import conversation, figures, progress, queries
-from evalcore.dashboard.figures import NO_PRICE, model_labels
+from evalcore.dashboard.figures import NO_PRICE, missing, model_labels
 from evalcore.dashboard.queries import AttemptFilters
 from evalcore.errors import EvalcoreError
 from evalcore.models.types import short_model_name
@@ -350,16 +350,12 @@ def selected_row(name: str, rows: int) -> int | None:
 
 def cell_summary(cell: Mapping[str, Any]) -> str:
     """One matrix cell in words: "4/5 passed · pass^k 0.80", with "· 1 errored" when some attempts errored, or "5 errored: none scored"."""
-    errored = 0 if _missing(cell.get("errored")) else int(cell["errored"])
-    scored = 0 if _missing(cell.get("runs")) else int(cell["runs"])
+    errored = 0 if missing(cell.get("errored")) else int(cell["errored"])
+    scored = 0 if missing(cell.get("runs")) else int(cell["runs"])
     if scored == 0:
         return f"{errored} errored: none scored"
-    text = f"{0 if _missing(cell.get('passes')) else int(cell['passes'])}/{scored} passed · pass^k " + _number(cell.get("pass_hat_k"), 2)
+    text = f"{0 if missing(cell.get('passes')) else int(cell['passes'])}/{scored} passed · pass^k " + _number(cell.get("pass_hat_k"), 2)
     return text + (f" · {errored} errored" if errored else "")
-
-
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
 def export_downloads(what: str, name: str, export: Callable[[str], bytes], *, enabled: bool) -> None:
@@ -443,7 +439,7 @@ def _simulated(frame: pd.DataFrame) -> pd.Series:
 
 def cost_text(value: Any, simulated: bool) -> str:
     """A cost as every page shows it: "0.00123" (USD), or "no price" when the model has none (simulated) or it is unknown."""
-    return NO_PRICE if simulated or _missing(value) else f"{float(value):.5f}"
+    return NO_PRICE if simulated or missing(value) else f"{float(value):.5f}"
 
 
 def cost_chart(container: Any, frame: pd.DataFrame, *, key: str) -> None:
@@ -549,7 +545,7 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
         show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
     st.text(
         f"latency {_number(row['latency_ms'], 0)} ms · tokens {_number(row['input_tokens'], 0)} in / {_number(row['output_tokens'], 0)} out"
-        f" · cost {cost_text(row['cost_usd'], bool(row['simulated']))}{'' if bool(row['simulated']) or _missing(row['cost_usd']) else ' USD'}"
+        f" · cost {cost_text(row['cost_usd'], bool(row['simulated']))}{'' if bool(row['simulated']) or missing(row['cost_usd']) else ' USD'}"
         f" · stop {clip(row['stop_reason'])}"
     )
     st.text(f"model version: {clip(version_label(row['model_version']))}" + (" (simulated)" if bool(row["simulated"]) else ""))
@@ -559,7 +555,7 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
 
 def version_label(version: Any) -> str:
     """A reported model version as the pages show it: a sim script's path shortened like its model's name everywhere."""
-    if _missing(version):
+    if missing(version):
         return "not reported"
     name, _, rest = str(version).partition(" ")
     return " ".join(part for part in (short_model_name(name), rest) if part)
@@ -637,9 +633,7 @@ def _verdict(value: Any) -> str:
 
 
 def _number(value: Any, digits: int) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
-        return "—"
-    return f"{float(value):.{digits}f}"
+    return "—" if missing(value) else f"{float(value):.{digits}f}"
 
 
 def accept_baseline(db: Path, run_id: str) -> None:
