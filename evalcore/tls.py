@@ -1,7 +1,7 @@
 """TLS verification whose CA bundle is read at the first TLS connection, not when an HTTP client is made.
 
-httpx builds its client's SSL context with the client, and reading a CA bundle (certifi's: some 150
-certificates) costs 15-30 ms of CPU. A run makes an HTTP client for the server under test and one for its
+An HTTP client is made with its SSL context, and reading a CA bundle (certifi's: some 150 certificates)
+costs 15-30 ms of CPU. A run makes an HTTP client for the server under test and one for its
 model calls, and on loopback (the reference server, a local model endpoint) neither ever opens a TLS
 connection. `verifying_context` gives the context `ssl.create_default_context(cafile=..., capath=...)`
 would, with the same settings, except that the bundle is loaded just before the first handshake.

@@ -140,8 +140,8 @@ def test_list_names_every_check(capsys):
 
 
 # What `evalcore conformance` never uses: the model layer, the dashboard, the store without a store (--no-db), the
-# pydantic wire models (it validates against their JSON Schema) and httpx's command-line tool.
-NOT_FOR_CONFORMANCE = ("litellm", "streamlit", "pandas", "plotly", "duckdb", "pydantic", "mcp_types", "mcp", "click", "rich", "pygments")
+# pydantic wire models (it validates against their JSON Schema) and httpx (its HTTP client is aiohttp).
+NOT_FOR_CONFORMANCE = ("litellm", "streamlit", "pandas", "plotly", "duckdb", "pydantic", "mcp_types", "mcp", "httpx", "click", "rich", "pygments")
 
 
 def test_conformance_command_imports_nothing_it_does_not_use(reference_url):

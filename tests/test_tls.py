@@ -1,4 +1,4 @@
-"""TLS verification of evalcore's HTTP clients: as httpx's default, with the CA bundle read at the first handshake."""
+"""TLS verification of evalcore's HTTP clients (aiohttp): as httpx's default, with the CA bundle read at the first handshake."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import aiohttp
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -72,10 +72,11 @@ def https_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
 
 def _get(url: str, verify: ssl.SSLContext) -> int | str:
     async def go() -> int | str:
-        async with httpx.AsyncClient(verify=verify, trust_env=False) as client:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=verify)) as client:
             try:
-                return (await client.get(url, timeout=30)).status_code
-            except httpx.ConnectError as exc:
+                async with client.get(url, timeout=aiohttp.ClientTimeout(total=30)) as response:
+                    return response.status
+            except aiohttp.ClientConnectorError as exc:
                 return str(exc)
 
     return asyncio.run(go())

@@ -4,7 +4,8 @@ litellm stays the way to reach providers: it knows the model strings, the prices
 For a model it would only pass through to OpenAI's Chat Completions API unchanged, though, its per-call
 machinery (logging, callbacks, the OpenAI SDK under it, response objects: bench/profile_run.py) cost more CPU
 than the rest of an attempt, and importing it costs seconds of CPU and 200 MB. Such a model is called here,
-with httpx on the caller's event loop, and litellm is not imported for it at all.
+with aiohttp on the caller's event loop (about a quarter of httpx's CPU per call), and litellm is not imported
+for it at all.
 
 A model takes this route (`route_of`) when all of these hold, and otherwise goes through litellm:
 
@@ -31,11 +32,11 @@ import json
 import os
 import re
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import httpx
+import aiohttp
 
 from evalcore.models.cost_map import bundled_openai_chat_model
 from evalcore.models.pricing import unit_prices
@@ -47,7 +48,8 @@ OPENAI_BASE: Final = "https://api.openai.com/v1"
 # litellm's openai provider sends these model families through configs that drop or rename parameters: the o-series
 # (`o` and a digit), the gpt-5 and gpt-6 reasoning series (anywhere in the name), audio, search and realtime models.
 _SPECIAL_NAME = re.compile(r"^o\d|gpt-5|gpt-6|codex|computer-use|audio|search|realtime", re.IGNORECASE)
-_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = weakref.WeakKeyDictionary()
+_CLOSERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -165,27 +167,30 @@ async def send(route: DirectRoute, body: bytes, timeout_s: float, environ: Mappi
     if organization:
         headers["OpenAI-Organization"] = organization
     try:
-        response = await _client().post(route.url, content=body, headers=headers, timeout=timeout_s)
-    except httpx.TimeoutException as exc:
+        async with (await _client()).post(route.url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+            status = response.status
+            text = await response.read()
+            response_headers = dict(response.headers)
+    except TimeoutError as exc:
         raise Timeout(f"Request timed out after {timeout_s:g} s ({type(exc).__name__})") from exc
-    except httpx.HTTPError as exc:
+    except aiohttp.ClientError as exc:
         raise APIConnectionError(f"Connection error: {type(exc).__name__}: {exc}") from exc
-    if response.status_code >= 400:
-        raise _error(response)
+    if status >= 400:
+        raise _error(status, text, response_headers)
     try:
-        answer = response.json()
+        answer = json.loads(text)
     except ValueError as exc:
-        raise APIError(f"OpenAIException - the answer is not JSON (HTTP {response.status_code})", response.status_code) from exc
+        raise APIError(f"OpenAIException - the answer is not JSON (HTTP {status})", status) from exc
     if not isinstance(answer, dict):
-        raise APIError(f"OpenAIException - the answer is not a JSON object (HTTP {response.status_code})", response.status_code)
+        raise APIError(f"OpenAIException - the answer is not a JSON object (HTTP {status})", status)
     return answer
 
 
-def _error(response: httpx.Response) -> ProviderError:
+def _error(status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError:
     """The `ProviderError` for an error answer, with the provider's own message (OpenAI's `{"error": {"message": ...}}`)."""
-    message = response.text.strip()
+    message = body.decode("utf-8", "replace").strip()
     try:
-        data = response.json()
+        data = json.loads(body)
     except ValueError:
         data = None
     if isinstance(data, dict):
@@ -193,24 +198,37 @@ def _error(response: httpx.Response) -> ProviderError:
         found = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else data.get("message")
         if isinstance(found, str) and found:
             message = found
-    status = response.status_code
     kind = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else APIError)
-    return kind(f"OpenAIException - {message or f'HTTP {status}'}", status, response.headers)
+    return kind(f"OpenAIException - {message or f'HTTP {status}'}", status, headers)
 
 
-def _client() -> httpx.AsyncClient:
+async def _client() -> aiohttp.ClientSession:
     """The running loop's client (a connection pool shared by its calls; it goes with the loop)."""
     loop = asyncio.get_running_loop()
     client = _CLIENTS.get(loop)
-    if client is None or client.is_closed:
-        # httpx's default verification (trust_env: SSL_CERT_FILE or SSL_CERT_DIR, else certifi), its bundle read only for https
-        verify = verifying_context(trust_env=True)
-        client = _CLIENTS[loop] = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=64), verify=verify)
+    if client is None or client.closed:
+        # As litellm's client: the CA bundle from SSL_CERT_FILE or SSL_CERT_DIR, else certifi's (read only for https),
+        # and the proxy from HTTPS_PROXY / HTTP_PROXY / NO_PROXY (trust_env).
+        connector = aiohttp.TCPConnector(limit=0, ssl=verifying_context(trust_env=True))
+        client = _CLIENTS[loop] = aiohttp.ClientSession(connector=connector, trust_env=True)
+        closer = _CLOSERS[loop] = _closed_with_the_loop(client)
+        await anext(closer)
     return client
+
+
+async def _closed_with_the_loop(client: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """Parked at its `yield` until the loop shuts its async generators down (`asyncio.run` does, as it ends), then
+    closes `client`: so every caller's loop closes its client, whether or not the caller calls `aclose`."""
+    try:
+        yield
+    finally:
+        await client.close()
 
 
 async def aclose() -> None:
     """Close the running loop's client, if it made one (a run does this at its end)."""
-    client = _CLIENTS.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
+    loop = asyncio.get_running_loop()
+    _CLIENTS.pop(loop, None)
+    closer = _CLOSERS.pop(loop, None)
+    if closer is not None:
+        await closer.aclose()

@@ -1,4 +1,9 @@
-"""Transport layer: Streamable HTTP (one endpoint, POST, JSON or SSE answers) over httpx.
+"""Transport layer: Streamable HTTP (one endpoint, POST, JSON or SSE answers) over aiohttp.
+
+aiohttp, not httpx: on the event loop it costs about a quarter of httpx's CPU per request (its parser is C), and a
+conformance run or a behaviour run makes hundreds of requests (bench/profile_run.py). The client advertises no
+content coding (no `Accept-Encoding`) and sets no `Content-Type` a request did not give: the bytes read are the
+bytes the server sent, and a check that leaves a header out sends it without.
 
 Keeps the raw exchange (status, headers, body) and bounds time, size and event
 count, so a hostile server produces a `WireFailure`, never a hang.
@@ -12,7 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Literal
 
-import httpx
+import aiohttp
 
 from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse, find_response
 from evalcore.mcp.transport.sse import SseDecoder
@@ -29,13 +34,21 @@ class HttpTransport:
         """`headers` go on every request (a server's `Authorization`); a header a request sets itself wins."""
         self.target = url
         self.limits = limits or Limits()
-        self._client = httpx.AsyncClient(
-            headers=dict(headers or {}),
-            timeout=httpx.Timeout(self.limits.read_timeout, connect=self.limits.connect_timeout),
-            follow_redirects=False,
-            trust_env=False,  # never route loopback traffic through a proxy from the environment
-            verify=verifying_context(),  # certifi's bundle, as httpx's default, read once and only for an https URL
-        )
+        self._headers = dict(headers or {})
+        self._session: aiohttp.ClientSession | None = None  # made on the event loop, by the first request
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers,
+                # certifi's bundle, as httpx's default, read once and only for an https URL; no connection limit
+                connector=aiohttp.TCPConnector(limit=0, ssl=verifying_context()),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.limits.connect_timeout, sock_read=self.limits.read_timeout),
+                skip_auto_headers=("Accept-Encoding", "Content-Type"),
+                auto_decompress=False,
+                trust_env=False,  # never route loopback traffic through a proxy from the environment
+            )
+        return self._session
 
     async def send(
         self,
@@ -50,7 +63,7 @@ class HttpTransport:
 
     def sends_header(self, name: str) -> bool:
         """Whether every request carries the header `name` (one given with --header, say `Authorization`)."""
-        return name in self._client.headers
+        return name.lower() in (header.lower() for header in self._headers)
 
     async def fetch(self, url: str) -> WireResponse:
         """GET a document beside the endpoint (protected resource metadata, say), under the same limits, no redirects.
@@ -63,31 +76,36 @@ class HttpTransport:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.limits.connect_timeout + self.limits.read_timeout):
-                request = self._client.build_request(http_method, url, content=body or None, headers=dict(headers))
-                response = await self._client.send(request, stream=True)
+                response = await self._client().request(http_method, url, data=body or None, headers=dict(headers), allow_redirects=False)
                 try:
                     reader.start(response)
                     if http_method != "POST" and reader.is_event_stream:
                         return reader.finish((time.perf_counter() - started) * 1000)  # GET's stream: the status line is the answer
-                    async for chunk in response.aiter_raw():
+                    async for chunk in response.content.iter_any():
                         if reader.feed(chunk):
                             break
                 finally:
-                    await response.aclose()
+                    if response.content.at_eof():
+                        response.release()  # read to its end: the connection goes back to the pool
+                    else:
+                        response.close()  # left mid-answer: the connection goes, with whatever was still coming
+        except aiohttp.ConnectionTimeoutError:
+            reader.fail("timeout", f"ConnectTimeout after {self.limits.connect_timeout:g}s")
+        except aiohttp.SocketTimeoutError:
+            reader.fail("timeout", f"ReadTimeout after {self.limits.read_timeout:g}s")
         except TimeoutError:
             reader.fail("timeout", f"no complete answer within {self.limits.read_timeout:g}s")
-        except httpx.ConnectError as exc:
+        except aiohttp.ClientConnectorError as exc:
             reader.fail("connect", f"cannot connect to {url}: {_reason(exc)}")
-        except httpx.TimeoutException as exc:
-            reader.fail("timeout", f"{type(exc).__name__} after {self.limits.read_timeout:g}s")
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientOSError) as exc:
             reader.fail("stream_cut", f"connection closed mid-answer: {_reason(exc)}")
-        except httpx.HTTPError as exc:
+        except aiohttp.ClientError as exc:
             reader.fail("protocol", f"{type(exc).__name__}: {_reason(exc)}")
         return reader.finish((time.perf_counter() - started) * 1000)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
 
 class _BodyReader:
@@ -107,9 +125,10 @@ class _BodyReader:
         self._sse: SseDecoder | None = None
         self._utf8 = _Utf8Stream()
 
-    def start(self, response: httpx.Response) -> None:
-        self.status = response.status_code
-        self.headers = {name.lower(): value for name, value in response.headers.items()}
+    def start(self, response: aiohttp.ClientResponse) -> None:
+        self.status = response.status
+        # A header sent more than once reads as its values joined by ", " (RFC 9110, 5.3), as before in httpx.
+        self.headers = {name.lower(): ", ".join(response.headers.getall(name)) for name in response.headers}
         if _media_type(self.headers.get("content-type", "")) == "text/event-stream":
             self._sse = SseDecoder()
 
