@@ -45,7 +45,7 @@ import peer_workload  # noqa: E402  (the workload and its stub, shared)
 REFERENCE_SERVER = "the reference MCP server (its own process)"
 # litellm's per-call bookkeeping, by file (py-spy names some of litellm's files without their folder)
 LITELLM_LOGGING = re.compile(r"logging|logger|datadog|integrations/|callback|cost_calc|cost_tracking|pricing|hidden_params|response_metadata")
-HTTP_PACKAGES = ("openai", "httpx", "httpcore", "h11", "anyio", "sniffio", "certifi", "ssl")
+HTTP_PACKAGES = ("openai", "httpx", "httpcore", "h11", "anyio", "sniffio", "certifi", "ssl", "aiohttp", "yarl", "multidict", "aiohappyeyeballs", "propcache")
 STDLIB = frozenset(sys.stdlib_module_names) - {"ssl"}
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
+import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from evalcore.models import direct
 from evalcore.models.adapter import complete, needs_litellm
 from evalcore.models.direct import ROUTE_VARIABLE, route_of
 from evalcore.models.sim.launcher import SimServerProcess
@@ -133,3 +137,58 @@ def test_a_run_of_direct_models_imports_nothing_it_does_not_use(openai_sim: str,
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "imported: []" in done.stdout
     assert "pass rate" in done.stdout.lower() or "weather" in done.stdout
+
+
+class _Provider(http.server.BaseHTTPRequestHandler):
+    """A provider that answers every chat completion, and keeps each request line's target: an absolute URL when the
+    request came through it as a proxy, a path when it was called directly."""
+
+    targets: list[str] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        _Provider.targets.append(self.path)
+        message = {"role": "assistant", "content": "Sunny."}
+        answer = {"id": "x", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Provider)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("base", "proxy_variables", "target"),
+    [
+        # Through the proxy in HTTP_PROXY: the provider's host need not resolve here, the proxy reaches it.
+        ("http://provider.example/v1", {"HTTP_PROXY": "{provider}"}, "http://provider.example/v1/chat/completions"),
+        ("http://provider.example/v1", {"http_proxy": "{provider}", "HTTP_PROXY": "http://127.0.0.1:9"}, "http://provider.example/v1/chat/completions"),
+        ("http://provider.example/v1", {"ALL_PROXY": "{provider}"}, "http://provider.example/v1/chat/completions"),
+        # NO_PROXY covers the host: straight to it, though the proxy named would refuse the connection.
+        ("{provider}/v1", {"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "localhost,127.0.0.1"}, "/v1/chat/completions"),
+        ("{provider}/v1", {"HTTPS_PROXY": "http://127.0.0.1:9"}, "/v1/chat/completions"),  # only for https URLs
+    ],
+)
+def test_the_direct_route_takes_the_proxy_litellm_would(provider: str, base: str, proxy_variables: dict[str, str], target: str) -> None:
+    environ = {"OPENAI_API_KEY": "sk-placeholder", **{name: value.format(provider=provider) for name, value in proxy_variables.items()}}
+    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=base.format(provider=provider)), environ)
+    assert route is not None
+    answer = asyncio.run(direct.send(route, direct.encode_body(route, {"messages": [{"role": "user", "content": "Hi"}]}), 30.0, environ))
+    assert answer["choices"][0]["message"]["content"] == "Sunny."
+    assert _Provider.targets[-1] == target

@@ -31,12 +31,15 @@ import asyncio
 import json
 import os
 import re
+import urllib.parse
+import urllib.request
 import weakref
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import aiohttp
+import yarl
 
 from evalcore.models.cost_map import bundled_openai_chat_model
 from evalcore.models.pricing import unit_prices
@@ -166,8 +169,10 @@ async def send(route: DirectRoute, body: bytes, timeout_s: float, environ: Mappi
     organization = environ.get(route.organization_variable)
     if organization:
         headers["OpenAI-Organization"] = organization
+    proxy, proxy_auth = _proxy_for(route.url, environ)
+    timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:
-        async with (await _client()).post(route.url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+        async with (await _client()).post(route.url, data=body, headers=headers, timeout=timeout, proxy=proxy, proxy_auth=proxy_auth) as response:
             status = response.status
             text = await response.read()
             response_headers = dict(response.headers)
@@ -202,15 +207,34 @@ def _error(status: int, body: bytes, headers: Mapping[str, str]) -> ProviderErro
     return kind(f"OpenAIException - {message or f'HTTP {status}'}", status, headers)
 
 
+def _proxy_for(url: str, environ: Mapping[str, str]) -> tuple[str | None, aiohttp.BasicAuth | None]:
+    """The proxy litellm's client would send `url` through: `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY` (the lower-case
+    name first), unless `NO_PROXY` covers the host. Read at each call, on the loop: aiohttp's own `trust_env` reads
+    them, and the user's `.netrc`, on a worker thread for every request, which cost more CPU than the request."""
+    proxies: dict[str, str] = {}
+    for name, value in environ.items():
+        lowered = name.lower()
+        if value and lowered.endswith("_proxy") and (name == lowered or lowered not in proxies):
+            proxies[lowered] = value
+    parts = urllib.parse.urlsplit(url)
+    proxy = proxies.get(f"{parts.scheme}_proxy") or proxies.get("all_proxy")
+    if proxy is None or parts.hostname is None:
+        return None, None
+    if "no_proxy" in proxies and urllib.request.proxy_bypass_environment(parts.hostname, {"no": proxies["no_proxy"]}):  # type: ignore[attr-defined]  # stdlib; not in typeshed
+        return None, None
+    located = yarl.URL(proxy if "://" in proxy else f"http://{proxy}")
+    return str(located.with_user(None)), aiohttp.BasicAuth.from_url(located)
+
+
 async def _client() -> aiohttp.ClientSession:
     """The running loop's client (a connection pool shared by its calls; it goes with the loop)."""
     loop = asyncio.get_running_loop()
     client = _CLIENTS.get(loop)
     if client is None or client.closed:
-        # As litellm's client: the CA bundle from SSL_CERT_FILE or SSL_CERT_DIR, else certifi's (read only for https),
-        # and the proxy from HTTPS_PROXY / HTTP_PROXY / NO_PROXY (trust_env).
+        # As litellm's client: the CA bundle from SSL_CERT_FILE or SSL_CERT_DIR, else certifi's (read only for https);
+        # its proxy is each call's (`_proxy_for`).
         connector = aiohttp.TCPConnector(limit=0, ssl=verifying_context(trust_env=True))
-        client = _CLIENTS[loop] = aiohttp.ClientSession(connector=connector, trust_env=True)
+        client = _CLIENTS[loop] = aiohttp.ClientSession(connector=connector, trust_env=False)
         closer = _CLOSERS[loop] = _closed_with_the_loop(client)
         await anext(closer)
     return client
