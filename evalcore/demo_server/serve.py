@@ -52,11 +52,12 @@ def _endpoint(*, host: str, path: str, bare: bool, tamper: Tamper | None, varian
     if bare:
         sdk = build_server(unknown_tool_fix=False, variant=variant).streamable_http_app(streamable_http_path=path, host=host)
         return sdk, sdk
-    tamper = tamper or Tamper()
     security = security_settings(host)
-    server = build_server(unknown_tool_fix=not tamper.keep_sdk_unknown_tool, variant=variant)
+    server = build_server(unknown_tool_fix=tamper is None or not tamper.keep_sdk_unknown_tool, variant=variant)
     sdk = server.streamable_http_app(streamable_http_path=path, host=host, transport_security=security)
-    return TamperMiddleware(StatelessHTTPGuard(sdk, path=path, security=security), path=path, tamper=tamper), sdk
+    guarded = StatelessHTTPGuard(sdk, path=path, security=security)
+    # The fixed server has no defect layer: reading and decoding every body again for no rewrite cost it CPU.
+    return (guarded if tamper is None else TamperMiddleware(guarded, path=path, tamper=tamper)), sdk
 
 
 def variant_names() -> tuple[str, ...]:
