@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from evalcore.processes import adopt_children
 
 # The defects import the MCP SDK, which builds hundreds of pydantic models: with the collector off, as all of the
-# server's imports here, collections during them do not cost a tenth of their CPU. `main` then freezes what they built.
+# server's imports here, collections during them do not cost a tenth of their CPU. What they built is then frozen
+# out of later collections, here and again in `main`.
 gc.disable()
 try:
     from evalcore.demo_server.defects import DEFECTS
 finally:
+    gc.freeze()  # before the collector is back: else its first collection walks everything the imports built
     gc.enable()
 
 

@@ -28,6 +28,7 @@ the response headers the retry policy reads (`Retry-After`); a timeout or a conn
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -126,19 +127,26 @@ _BY_STATUS: Final[Mapping[int, type[ProviderError]]] = {
 def route_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> DirectRoute | None:
     """The direct route for this model, or None when it goes through litellm (see the module docstring)."""
     environ = os.environ if environ is None else environ
-    provider, _, name = spec.name.partition("/")
-    if provider != "openai" or not name or environ.get(ROUTE_VARIABLE, "").strip().lower() == "litellm":
-        return None
-    if _SPECIAL_NAME.search(name):
-        return None
-    if unit_prices(spec) is None:  # priced by litellm's map: only a flat, non-reasoning chat model found by its own name
+    return _route(
+        spec,
+        unit_prices(spec),
+        through_litellm=environ.get(ROUTE_VARIABLE, "").strip().lower() == "litellm",
         # Unset is evalcore's default, the bundled map (`litellm_loader` sets it before litellm is imported).
-        if environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").strip().lower() not in ("true", "1"):
-            return None
-        entry = bundled_openai_chat_model(name)
+        bundled_map=environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").strip().lower() in ("true", "1"),
+        base=spec.api_base or environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_BASE") or OPENAI_BASE,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _route(spec: ModelSpec, prices: tuple[float, float] | None, *, through_litellm: bool, bundled_map: bool, base: str) -> DirectRoute | None:
+    """`route_of`'s answer from all it depends on, so that it is cached under all of it (it is asked at every call)."""
+    provider, _, name = spec.name.partition("/")
+    if provider != "openai" or not name or through_litellm or _SPECIAL_NAME.search(name):
+        return None
+    if prices is None:  # priced by litellm's map: only a flat, non-reasoning chat model found by its own name
+        entry = bundled_openai_chat_model(name) if bundled_map else None
         if entry is None or entry.supports_reasoning or not entry.flat:
             return None
-    base = spec.api_base or environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_BASE") or OPENAI_BASE
     return DirectRoute(url=f"{base.rstrip('/')}/chat/completions", model=name)
 
 
