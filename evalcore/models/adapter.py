@@ -28,7 +28,7 @@ latency and the number of retries.
   CPU per call.
 - A model litellm would only pass through to an OpenAI Chat Completions
   endpoint (`openai/NAME`, priced flat by litellm's bundled map) is called
-  directly with httpx on the event loop (`evalcore.models.direct`): the same
+  directly with aiohttp on the event loop (`evalcore.models.direct`): the same
   request, the same errors, retries, limits, tokens and cost, without
   litellm's per-call machinery, and without importing litellm at all when no
   other model needs it.

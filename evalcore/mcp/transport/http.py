@@ -127,7 +127,7 @@ class _BodyReader:
 
     def start(self, response: aiohttp.ClientResponse) -> None:
         self.status = response.status
-        # A header sent more than once reads as its values joined by ", " (RFC 9110, 5.3), as before in httpx.
+        # A header sent more than once reads as its values joined by ", " (RFC 9110, 5.3).
         self.headers = {name.lower(): ", ".join(response.headers.getall(name)) for name in response.headers}
         if _media_type(self.headers.get("content-type", "")) == "text/event-stream":
             self._sse = SseDecoder()
