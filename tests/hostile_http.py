@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.loopback_http import serving
 
 
 class HostileHandler(BaseHTTPRequestHandler):
@@ -122,14 +122,6 @@ class _QuietServer(ThreadingHTTPServer):
         pass  # clients hanging up on a hostile answer is the point, not news
 
 
-@contextmanager
-def hostile_server() -> Iterator[str]:
+def hostile_server() -> AbstractContextManager[str]:
     """Serve HostileHandler on 127.0.0.1; yield the base URL."""
-    server = _QuietServer(("127.0.0.1", 0), HostileHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return serving(HostileHandler, _QuietServer)

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from evalcore.models.direct import ROUTE_VARIABLE, route_of
 from evalcore.models.sim.launcher import SimServerProcess
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
+from tests.loopback_http import serving
 
 MODELS = ("gpt-4o-mini", "gpt-4.1-mini")
 TOOLS = [
@@ -163,14 +163,8 @@ class _Provider(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Provider)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Provider) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
