@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import duckdb
 
 from evalcore.errors import StoreError
-from evalcore.store.db import connect
+from evalcore.store.db import connect, insert_rows
 
 
 class ConformanceCheck(Protocol):
@@ -100,8 +100,10 @@ def record_conformance_run(path: Path, report: ConformanceRun) -> str:
                 ],
             )
             if report.checks:  # a legacy-only server's run has its era and verdict but no checks
-                connection.executemany(
-                    "INSERT INTO conformance_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                insert_rows(
+                    connection,
+                    "conformance_checks",
+                    "run_id, check_id, family, title, spec, level, passes, runs, verdict, detail",
                     [[run_id, c.id, c.family, c.title, c.spec, c.level, c.passes, c.runs, c.verdict, c.detail] for c in report.checks],
                 )
             connection.execute("COMMIT")

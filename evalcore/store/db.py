@@ -418,6 +418,10 @@ class _RedactingConnection:
         return getattr(self._connection, name)
 
 
+# Each table's column types at SCHEMA_VERSION, read from the first store written (`insert_rows`).
+_COLUMN_TYPES: dict[str, dict[str, str]] = {}
+
+
 def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
     """Insert `rows` (values in the order of `columns`; `table` and `columns` are the caller's constants) in one
     statement that binds one list per column (`SELECT unnest(?::TYPE[]), ...`).
@@ -428,7 +432,9 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str,
     if not rows:
         return
     names = [column.strip() for column in columns.split(",")]
-    types = dict(connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall())
+    types = _COLUMN_TYPES.get(table)
+    if types is None:  # a write connection's store is at SCHEMA_VERSION (`connect` migrates it): one table, one set of types
+        types = _COLUMN_TYPES[table] = dict(connection.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall())
     select = ", ".join(f"unnest(?::{types[name]}[])" for name in names)
     connection.execute(f"INSERT INTO {table} ({columns}) SELECT {select}", [list(values) for values in zip(*rows, strict=True)])
 
