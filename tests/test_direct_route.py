@@ -186,3 +186,22 @@ def test_the_direct_route_takes_the_proxy_litellm_would(provider: str, base: str
     answer = asyncio.run(direct.send(route, direct.encode_body(route, {"messages": [{"role": "user", "content": "Hi"}]}), 30.0, environ))
     assert answer["choices"][0]["message"]["content"] == "Sunny."
     assert _Provider.targets[-1] == target
+
+
+def test_a_loop_that_ends_closes_its_client_and_is_not_kept(provider: str) -> None:
+    """A caller that never calls `aclose` (a command making one call) still has its client closed when its loop ends,
+    and nothing here keeps the ended loop (the client references it)."""
+    environ = {"OPENAI_API_KEY": "sk-placeholder"}
+    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=f"{provider}/v1"), environ)
+    assert route is not None
+    used: list[tuple[asyncio.AbstractEventLoop, Any]] = []
+
+    async def one_call() -> None:
+        await direct.send(route, direct.encode_body(route, {"messages": [{"role": "user", "content": "Hi"}]}), 30.0, environ)
+        loop = asyncio.get_running_loop()
+        used.append((loop, direct._CLIENTS[loop]))
+
+    asyncio.run(one_call())
+    loop, client = used[0]
+    assert client.closed
+    assert loop not in direct._CLIENTS and loop not in direct._CLOSERS

@@ -243,24 +243,26 @@ async def _client() -> aiohttp.ClientSession:
         # its proxy is each call's (`_proxy_for`).
         connector = aiohttp.TCPConnector(limit=0, ssl=verifying_context(trust_env=True))
         client = _CLIENTS[loop] = aiohttp.ClientSession(connector=connector, trust_env=False)
-        closer = _CLOSERS[loop] = _closed_with_the_loop(client)
+        closer = _CLOSERS[loop] = _closed_with_the_loop(loop, client)
         await anext(closer)
     return client
 
 
-async def _closed_with_the_loop(client: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+async def _closed_with_the_loop(loop: asyncio.AbstractEventLoop, client: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
     """Parked at its `yield` until the loop shuts its async generators down (`asyncio.run` does, as it ends), then
-    closes `client`: so every caller's loop closes its client, whether or not the caller calls `aclose`."""
+    closes `client` and forgets it: so every caller's loop closes its client, whether or not the caller calls
+    `aclose`, and no ended loop stays referenced from here (the client holds its loop)."""
     try:
         yield
     finally:
+        if _CLIENTS.get(loop) is client:
+            del _CLIENTS[loop]
+            _CLOSERS.pop(loop, None)
         await client.close()
 
 
 async def aclose() -> None:
     """Close the running loop's client, if it made one (a run does this at its end)."""
-    loop = asyncio.get_running_loop()
-    _CLIENTS.pop(loop, None)
-    closer = _CLOSERS.pop(loop, None)
+    closer = _CLOSERS.get(asyncio.get_running_loop())
     if closer is not None:
         await closer.aclose()
