@@ -12,8 +12,8 @@ winning:
 - the store (DuckDB, reads and writes);
 - litellm's per-call work, in three parts: its logging and callback machinery, the HTTP client under it
   (the OpenAI SDK, httpx, httpcore), and the rest (building the request, parsing the response, pricing);
-- a model call on the direct route (evalcore.models.direct and httpx under it);
-- the model adapter's own work (evalcore.models), the MCP client (evalcore.mcp, the MCP SDK, httpx on the
+- a model call on the direct route (evalcore.models.direct and aiohttp under it);
+- the model adapter's own work (evalcore.models), the MCP client (evalcore.mcp, aiohttp on the
   event loop), scoring, telemetry spans, the progress line;
 - the event loop and the threads themselves (asyncio, selectors, starting a thread per call);
 - the main thread with no Python frame: the interpreter starting and shutting down (freeing every module);
@@ -70,7 +70,7 @@ def area_of(stack: str) -> str:
     if all(frame.startswith("process ") for frame in frames):
         return "no Python frame (interpreter start-up and shutdown)"
     if any("(evalcore/models/direct.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
-        return "model calls on the direct route (evalcore.models.direct, httpx)"
+        return "model calls on the direct route (evalcore.models.direct, aiohttp)"
     under_litellm = any("(litellm/" in frame for frame in frames)
     owner = next((frame for frame in reversed(frames) if not frame.startswith("process ") and _package(frame) not in STDLIB), "")
     package = _package(owner)
@@ -83,7 +83,7 @@ def area_of(stack: str) -> str:
     if under_litellm and package != "evalcore":
         return "litellm: logging, callbacks, cost" if LITELLM_LOGGING.search(owner) else "litellm: request and response"
     if "(evalcore/mcp/" in owner or package in ("mcp", "mcp_types", *HTTP_PACKAGES):
-        return "MCP client (evalcore.mcp, MCP SDK, httpx)"
+        return "MCP client (evalcore.mcp, aiohttp)"
     if "(evalcore/scoring/" in owner:
         return "scoring"
     if "(evalcore/telemetry/" in owner or package == "opentelemetry":
