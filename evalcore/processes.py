@@ -31,8 +31,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,53 @@ def child_options(env: dict[str, str] | None = None) -> dict[str, Any]:
     if threading.current_thread() is threading.main_thread() and os.name == "posix":
         options["preexec_fn"] = _die_with_parent(os.getpid())
     return options
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while a child is spawned with `child_options`, and deliver them once it is.
+
+    A spawn with a pre-exec step runs Python's at-fork handlers in this process (logging takes its lock before the
+    fork and gives it back after), and CPython swallows an exception raised in one. A KeyboardInterrupt landing there
+    was lost, so the run went on uncancelled, and logging's lock stayed taken: the next import that logs, on another
+    thread, waited for it forever. Held here, the signal's handler runs after the spawn, in this thread's own code.
+
+    Spawns on one event loop overlap (each awaits its own), so the first to start swaps the handlers in and the last
+    to end puts them back and delivers what came meanwhile.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only
+        return
+    if _HOLDING.depth == 0:
+        for stopping in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(stopping) is not None:  # None: a handler set outside Python, left alone
+                _HOLDING.previous[stopping] = signal.signal(stopping, lambda received, _frame: _HOLDING.held.append(received))
+    _HOLDING.depth += 1
+    try:
+        yield
+    finally:
+        _HOLDING.depth -= 1
+        if _HOLDING.depth == 0:
+            previous, held = dict(_HOLDING.previous), list(dict.fromkeys(_HOLDING.held))
+            _HOLDING.previous.clear()
+            _HOLDING.held.clear()
+            for restored, handler in previous.items():
+                signal.signal(restored, handler)
+            for delivered in held:
+                signal.raise_signal(delivered)
+
+
+@dataclass
+class _Holding:
+    """`signals_held`'s state (main thread only): how many spawns are under way, the handlers they replaced, and the
+    signals that came meanwhile."""
+
+    depth: int = 0
+    previous: dict[int, Any] = field(default_factory=dict)
+    held: list[int] = field(default_factory=list)
+
+
+_HOLDING = _Holding()
 
 
 def watch_lifeline() -> None:

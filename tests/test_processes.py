@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.processes import OWNER_VARIABLE, leftovers
+from evalcore.processes import OWNER_VARIABLE, leftovers, signals_held
 from tests.waiting import wait_for_exit, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,3 +107,39 @@ def test_runs_lists_and_stops_what_a_dead_evalcore_process_left_running(tmp_path
         if orphan.poll() is None:
             orphan.kill()
             orphan.wait()
+
+
+_ARMED: list[bool] = []  # whether the at-fork step below plays a Ctrl-C (registered once; a fork handler cannot be removed)
+os.register_at_fork(after_in_parent=lambda: signal.raise_signal(signal.SIGINT) if _ARMED else None)
+
+
+def test_a_ctrl_c_landing_in_a_spawns_at_fork_step_is_delivered_after_the_spawn() -> None:
+    """A spawn with a pre-exec step runs Python's at-fork handlers, and CPython swallows what they raise: a Ctrl-C
+    arriving then was lost (the run went on uncancelled, logging's lock left taken). Held, it is delivered after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    _ARMED.append(True)
+    try:
+        with pytest.raises(KeyboardInterrupt), signals_held():
+            subprocess.run(["true"], preexec_fn=lambda: None, check=True)
+            _ARMED.clear()
+            reached = True
+        assert reached  # the spawn finished; the interrupt came after the block
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        _ARMED.clear()
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_overlapping_spawns_put_the_handlers_back_once_the_last_ends() -> None:
+    """Spawns on one event loop overlap without nesting: the handlers come back when the last one ends, not before."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        first, second = signals_held(), signals_held()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # still held: the second spawn is under way
+        second.__exit__(None, None, None)
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)

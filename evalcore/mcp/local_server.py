@@ -42,14 +42,15 @@ class LocalServerProcess:
     """`python -m module args...`, started at once; its URL read when asked for."""
 
     def __init__(self, module: str, args: Sequence[str], *, label: str, error: type[EvalcoreError]) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", module, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            **processes.child_options(child_environment(with_keys=False)),  # dies with this process, holds no key
-        )
+        with processes.signals_held():  # a Ctrl-C during the spawn is delivered after it, never lost
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", module, *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                **processes.child_options(child_environment(with_keys=False)),  # dies with this process, holds no key
+            )
         self._label = label
         self._error = error
         self._found = threading.Event()

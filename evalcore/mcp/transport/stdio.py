@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from evalcore.errors import TargetError
 from evalcore.mcp.transport.base import JsonObject, Limits, RequestId, StopAt, WireFailure, WireResponse
-from evalcore.processes import child_options, stop_group
+from evalcore.processes import child_options, signals_held, stop_group
 from evalcore.redaction import clip
 
 # What a stdio server inherits from evalcore's environment; anything else it needs is passed by name (--server-env).
@@ -69,14 +69,15 @@ class StdioTransport:
         if self._process is not None:
             return
         try:
-            self._process = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                limit=self.limits.max_response_bytes,
-                **child_options(server_environment(self.env)),  # it dies with this process (evalcore.processes)
-            )
+            with signals_held():  # a Ctrl-C during the spawn is delivered after it, never lost
+                self._process = await asyncio.create_subprocess_exec(
+                    *self.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    limit=self.limits.max_response_bytes,
+                    **child_options(server_environment(self.env)),  # it dies with this process (evalcore.processes)
+                )
         except OSError as exc:
             raise TargetError(f"cannot start stdio server {self.target!r}: {exc.strerror or exc}") from exc
         self.started_at = time.perf_counter()
