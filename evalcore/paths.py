@@ -49,6 +49,15 @@ def golden_identity(path: Path | str) -> str:
     return resolved.as_posix()
 
 
+def model_identity(name: str) -> str:
+    """A model's identity in the store: its spec with a file it names known by the file's identity, as a golden set is
+    (`sim/script:data/demo/x.yaml`, `./data/demo/x.yaml` and its absolute path are one model with one history)."""
+    prefix, colon, path = name.partition(":")
+    if prefix == "sim/script" and colon and path.strip():
+        return f"{prefix}:{golden_identity(path.strip())}"
+    return name
+
+
 def golden_file(identity: str) -> Path | None:
     """The file a stored identity names, looked for as typed, under the current directory's project, and in the bundle."""
     candidates = [Path(identity)]

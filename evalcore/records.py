@@ -632,6 +632,7 @@ class RunReport:
     incomplete: Incomplete | None = None
     gate: RunGate | None = None
     drift: Mapping[str, Any] | None = None
+    run_kind: str = "run"  # what the run is (evalcore.run_kinds): a run, merged shards, an arm, a replay
 
     @property
     def failing_cases(self) -> list[dict[str, Any]]:
@@ -682,6 +683,7 @@ class RunReport:
             "kind": "behaviour",
             "schemaVersion": SCHEMA_VERSION,
             "runId": self.run_id,
+            "runKind": self.run_kind,
             "startedAt": self.started_at,
             "runDate": self.run_date,
             "runs": self.runs,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from evalcore.dashboard import data, widgets
 from evalcore.dashboard.queries import RUN_KINDS, RunFilters
-from evalcore.scoring.gate import RUN_STATUSES
+from evalcore.run_kinds import KIND_LABELS, RUN_STATUSES
 
 COMPARE_PAGE = "pages/7_Compare.py"
 
@@ -16,7 +16,9 @@ st.title("Runs")
 st.caption(
     "Status comes from each run's stored gate: green (the gate passed and the run may be a baseline), passed, not green (a case gate "
     "unmet, or errored attempts accepted), gate failed (a regression), incomplete (errored attempts: nothing was measured for them), "
-    "or running, crashed, failed, cancelled (the run never finished). Kind: an ordinary run, or an arm of `evalcore compare`."
+    "not green: no baseline yet (nothing to compare with, and the run cannot be one), or running, crashed, failed, cancelled (the run "
+    "never finished). Kind: a run or merged shards stand for the server; an arm of `compare` or `perturb` and a replay never do "
+    "(never a baseline, never in drift or the Matrix's default view)."
 )
 
 db = data.db_path()
@@ -53,7 +55,7 @@ widgets.to_url("runs_picked", "runs", picked)
 by_id = every.set_index("run_id")
 if len(picked) == 2:
     # An arm of `evalcore compare` keeps its role; otherwise the older run is the baseline.
-    role = {"compare baseline": 0, "compare candidate": 2}
+    role = {KIND_LABELS["compare-baseline"]: 0, KIND_LABELS["compare-candidate"]: 2, KIND_LABELS["perturb-arm"]: 2}
     older, newer = sorted(picked, key=lambda run_id: (role.get(str(by_id.loc[run_id, "kind"]), 1), by_id.loc[run_id, "started_at"], run_id))
     st.text(f"baseline {older} · candidate {newer}")
     if st.button("Compare these two runs", type="primary", key="compare_picked"):

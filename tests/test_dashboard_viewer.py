@@ -21,7 +21,7 @@ from evalcore.cli import main
 from evalcore.compare.overrides import catalog_diff, seen_catalog
 from evalcore.dashboard import data, queries
 from evalcore.dashboard.queries import AttemptFilters, RunFilters
-from evalcore.scoring.gate import run_status
+from evalcore.run_kinds import run_status
 from evalcore.store.behaviour import create_run, fail_run
 from evalcore.store.comparisons import comparisons_export
 
@@ -118,7 +118,7 @@ def test_a_runs_status_follows_its_stored_gate_and_a_failure_never_reads_green()
     green = {"status": "pass", "passed": True, "green": True}
     assert run_status("complete", green) == "green"
     assert run_status("complete", {**green, "green": False}) == "passed, not green"
-    assert run_status("complete", {"status": "no_baseline", "passed": False, "green": False}) == "gate failed"
+    assert run_status("complete", {"status": "no_baseline", "passed": False, "green": False}) == "not green: no baseline yet"
     assert run_status("complete", {"status": "fail", "passed": False, "green": False}) == "gate failed"
     # An incomplete run (errored attempts) is incomplete even if a gate somewhere says passed.
     assert run_status("complete", {"status": "incomplete", "passed": True, "green": True}) == "incomplete"
@@ -130,7 +130,7 @@ def test_a_runs_status_follows_its_stored_gate_and_a_failure_never_reads_green()
 def test_the_run_list_gives_each_run_its_status_kind_and_why_and_filters_it(recorded):
     runs = queries.run_list(recorded.db).set_index("run_id")
     assert set(runs.index) == {recorded.baseline, recorded.candidate, recorded.other, recorded.stopped}
-    assert runs.loc[recorded.baseline, "kind"] == "compare baseline" and runs.loc[recorded.candidate, "kind"] == "compare candidate"
+    assert runs.loc[recorded.baseline, "kind"] == "compare: baseline arm" and runs.loc[recorded.candidate, "kind"] == "compare: candidate arm"
     assert runs.loc[recorded.other, "kind"] == "run"
     stopped = runs.loc[recorded.stopped]
     assert (stopped["status"], stopped["why"], stopped["attempts"]) == ("failed", "the server went away", 0)
@@ -149,8 +149,8 @@ def test_the_run_list_gives_each_run_its_status_kind_and_why_and_filters_it(reco
 
 
 def test_the_runs_page_restores_its_filters_and_pick_from_the_url_and_offers_the_comparison(recorded, monkeypatch):
-    app = _app(RUNS, recorded.db, monkeypatch, kind=["compare baseline", "compare candidate"], runs=[recorded.candidate, recorded.baseline])
-    assert app.sidebar.multiselect(key="runs_kind").value == ["compare baseline", "compare candidate"]
+    app = _app(RUNS, recorded.db, monkeypatch, kind=["compare: baseline arm", "compare: candidate arm"], runs=[recorded.candidate, recorded.baseline])
+    assert app.sidebar.multiselect(key="runs_kind").value == ["compare: baseline arm", "compare: candidate arm"]
     shown = _frame(app, {"run_id", "status", "kind"})
     assert set(shown["run_id"]) == {recorded.baseline, recorded.candidate}
     assert "2 of 4 runs" in [text.value for text in app.text]

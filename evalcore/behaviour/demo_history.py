@@ -46,7 +46,7 @@ from evalcore.golden.demo_sets import LAYER2_SETS, MULTITURN_SET
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.paths import bundled
+from evalcore.paths import bundled, model_identity
 
 MIN_DAYS: Final = 8  # the description change needs 3 earlier nights of history, and the model update one more night
 NOISY_CASES: Final = ("ticket-invoice-pdf", "book-renewal-call", "customer-then-ticket")
@@ -189,7 +189,7 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
     golden = load_golden_set(config.golden_path)  # a malformed golden file is refused before the store is touched
     prepare_store(config.db_path, force=force)
     steady, drifting = write_scripts(golden, config)
-    models = tuple(ModelSpec(name=f"sim/script:{path}", max_concurrency=config.concurrency) for path in (steady, drifting))
+    models = tuple(ModelSpec(name=model_identity(f"sim/script:{path}"), max_concurrency=config.concurrency) for path in (steady, drifting))
     nights = [config.first_day + timedelta(days=offset) for offset in range(config.days)]
     before = [n for n in nights if n < config.description_change]
     after = [n for n in nights if n >= config.description_change]
@@ -249,7 +249,9 @@ def _run_layer2(config: DemoConfig) -> list[str]:
         for golden_name, scripts in LAYER2_SETS:
             behaviour = BehaviourConfig(
                 golden_path=GOLDEN_DIR / golden_name,
-                models=tuple(ModelSpec(name=f"sim/script:{GOLDEN_DIR / 'scripts' / script}", max_concurrency=config.concurrency) for script in scripts),
+                models=tuple(
+                    ModelSpec(name=model_identity(f"sim/script:{GOLDEN_DIR / 'scripts' / script}"), max_concurrency=config.concurrency) for script in scripts
+                ),
                 db_path=config.db_path,
                 runs=config.runs,
                 concurrency=config.concurrency,

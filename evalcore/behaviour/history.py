@@ -12,6 +12,7 @@ import duckdb
 from evalcore.behaviour.metric_sets import run_metric_sets
 from evalcore.drift.types import Fingerprints, RunPoint
 from evalcore.errors import StoreError
+from evalcore.run_kinds import standing_kinds
 from evalcore.store.db import connect
 
 # One row per complete run x model x case (passes and scored attempts then come from the run's stored metrics). mode(): the
@@ -27,8 +28,7 @@ SELECT a.model, a.case_id, r.run_id, r.run_date,
 FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
-  AND json_extract_string(r.config_json, '$.comparison_arm') IS NULL  -- an arm of `evalcore compare` is no night of the history
-  AND json_extract_string(r.config_json, '$.replay_of') IS NULL  -- nor a replay of a recorded run (`run --replay-run`)
+  AND list_contains(?, coalesce(r.kind, 'run'))  -- only the kinds that stand for the server: no arm, no replay (evalcore.run_kinds)
 GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
 """
@@ -45,7 +45,7 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
     with connect(path, read_only=True) as connection:
         if not _has_behaviour_tables(connection):
             return []
-        rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path]).fetchall()
+        rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path, list(standing_kinds())]).fetchall()
     sets = run_metric_sets(path, sorted({row[2] for row in rows}))
     counts = {(run_id, s.model, s.case_id): (s.get("passes"), s.get("scored")) for run_id, (found, _) in sets.items() for s in found if s.scope == "case"}
     errored_runs = {run_id for run_id, (found, _) in sets.items() if any(s.scope == "case" and (s.get("errored") or 0) > 0 for s in found)}

@@ -22,6 +22,7 @@ from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport
 from evalcore.redaction import clip
+from evalcore.run_kinds import KIND_LABELS, run_status
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
 from evalcore.scoring.registry import registered
@@ -88,6 +89,7 @@ def build_report(
         tool_calls=tuple(_tool_calls_dict(stats) for stats in tool_call_stats(t for group in transcripts.values() for t in group)),
         scorers=tuple(scorers),
         incomplete=incompleteness(records, max_error_rate),
+        run_kind=str(run.get("kind") or "run"),
     )
     return report, metric_sets
 
@@ -160,7 +162,9 @@ def _tool_calls_dict(stats: ToolCallStats) -> dict[str, Any]:
 
 def render_summary(report: Mapping[str, Any]) -> str:
     """The human summary: per-model metrics, case gates, and the run gate."""
-    lines = [f"Behaviour run {report['runId']} · {report['golden']['path']} · {report['server']['target']} · {report['runs']} runs per case", ""]
+    kind = report.get("runKind") or "run"
+    shown_kind = "" if kind == "run" else f" ({KIND_LABELS.get(kind, kind)})"
+    lines = [f"Behaviour run {report['runId']}{shown_kind} · {report['golden']['path']} · {report['server']['target']} · {report['runs']} runs per case", ""]
     header = f"{'model':<32} {'select':>7} {'args':>7} {'order':>7} {'overcall':>8} {'judge':>7} {'pass':>7} {'p50 ms':>8} {'cost $':>9}"
     lines.append(header)
     for model in report["models"]:
@@ -197,10 +201,13 @@ def render_summary(report: Mapping[str, Any]) -> str:
     gate = report.get("gate") or {}
     status = str(gate.get("status") or "none").upper().replace("_", " ")
     lines.append(f"run gate: {status}: {gate.get('reason', '')}")
+    lines.append(f"status: {run_status('complete', gate or None)}")
     for regression in gate.get("regressions") or []:
         cases = ", ".join(regression["cases"][:5]) or "no single case"
         current = "not measured" if regression["current"] is None else f"{regression['current']:.3f}"
-        lines.append(f"  {regression['model']}: {regression['metric']} {regression['baseline']:.3f} -> {current} (cases: {cases})")
+        before = "unknown" if regression["baseline"] is None else f"{regression['baseline']:.3f}"
+        lines.append(f"  {regression['model']}: {regression['metric']} {before} -> {current} (cases: {cases})")
+    lines.extend(f"  note: {note}" for note in gate.get("notes") or [])
     return "\n".join(lines)
 
 

@@ -28,12 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
-from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
+from evalcore.behaviour.cache_key import RunInputs
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
+from evalcore.behaviour.plan import RunPlan, script_hashes
 from evalcore.behaviour.report import build_report
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
@@ -55,6 +56,7 @@ from evalcore.paths import golden_identity
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
 from evalcore.redaction import clip
 from evalcore.robustness.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
+from evalcore.run_kinds import RunKind
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
@@ -95,8 +97,8 @@ class BehaviourConfig:
     golden_limits: GoldenLimits = DEFAULT_LIMITS  # the size limits the golden file must keep (evalcore.golden.limits)
     # What the model sees changed of the server's tools (`compare --candidate-tools`, `perturb`); calls go to the real ones
     catalog: CatalogRewrite = field(default_factory=CatalogRewrite)
-    comparison_arm: Literal["baseline", "candidate"] | None = None  # an arm of `compare` or `perturb`: kept out of drift and last-green
-    replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`): kept out of drift and last-green
+    kind: RunKind = "run"  # what the run is (evalcore.run_kinds): only `run` and `merged` runs stand for the server
+    replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`, kind `replay`)
 
     @property
     def golden_id(self) -> str:
@@ -158,6 +160,7 @@ async def _run_behaviour(
             await asyncio.to_thread(store.reopen_run, config.db_path, run_id)
         else:
             run_id = new_run_id or store.new_run_id()
+        plan = build_plan(config, golden, fingerprint, str(target))
         if resume_run_id is None:
             await asyncio.to_thread(
                 store.create_run,
@@ -173,14 +176,14 @@ async def _run_behaviour(
                 models=[m.name for m in config.models],
                 runs=config.runs,
                 config=_config_json(config, run_inputs(config, golden, fingerprint)),
+                kind=plan.kind,
+                plan=plan.to_json(),
             )
         resuming = resume_run_id is not None
         last_batch: list[AttemptRecord] = []  # the attempts the batch writer left to the run's last open of the store
         try:
             with _fault_proxy(config, golden, target) as proxy:
-                records = await _execute(
-                    config, run_id, golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch
-                )
+                records = await _execute(config, run_id, golden, client, tools, plan, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch)
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             try:
@@ -203,10 +206,21 @@ async def _run_behaviour(
 
 
 def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> RunReport:
-    """Compute the run's metrics once, build and gate its report, and hand the store the finished run; the gated report."""
+    """Compute the run's metrics once, build and gate its report, and hand the store the finished run; the gated report.
+
+    The baseline is the newest run that may be one (`evalcore.run_kinds.eligibility`) of the same golden set, by content:
+    a golden set edited since its last baseline is gated as a first run, and the gate says so.
+    """
     report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
-    baseline = store.last_green_report(config.db_path, golden_path=run["golden_path"], exclude_run=report.run_id)
-    gated = replace(report, gate=decide(report.to_json(), baseline, max_drop=config.max_drop, incomplete=report.incomplete))
+    golden_path, golden_hash = run["golden_path"], run["golden_hash"]
+    baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
+    notes: list[str] = []
+    if baseline is None:
+        changed = store.changed_golden_baseline(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
+        if changed is not None:
+            notes.append(f"{golden_path} changed since baseline run {changed} (its content hash differs): no baseline for this content yet")
+    gate = decide(report.to_json(), baseline, max_drop=config.max_drop, incomplete=report.incomplete, kind=config.kind, notes=tuple(notes))
+    gated = replace(report, gate=gate)
     store.finish_run(config.db_path, gated, metric_sets)
     return gated
 
@@ -247,7 +261,8 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
             with _fault_proxy(config, golden, target) as proxy:
-                records = await _execute(config, "", golden, client, tools, fingerprint, progress, IN_PROCESS, proxy, shard=shard)
+                plan = build_plan(config, golden, fingerprint, str(target))
+                records = await _execute(config, "", golden, client, tools, plan, progress, IN_PROCESS, proxy, shard=shard)
         finally:
             await client.aclose()
     inputs = run_inputs(config, golden, fingerprint)
@@ -312,6 +327,7 @@ def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarge
 
 
 def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
+    """The run to resume and its config as its stored plan says: kind, models, judge, limits, catalog rewrite, replayed run."""
     run = store.load_run(config.db_path, run_id)
     if run["effective_status"] == "complete" and not store.errored_attempt_keys(config.db_path, run_id):
         raise ConfigError(f"run {run_id} is already complete, with every attempt scored; nothing to resume")
@@ -321,11 +337,63 @@ def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerpr
         raise ConfigError(f"the golden set changed since run {run_id} started; start a new run instead of resuming")
     if run["server_fingerprint"] != fingerprint:
         raise ConfigError(f"the server's tools changed since run {run_id} started; start a new run instead of resuming")
-    stored = json.loads(run["config_json"])
-    models = tuple(ModelSpec(**spec) for spec in stored["models"])
-    judge = ModelSpec(**stored["judge"]) if stored.get("judge") else None
-    run_date = run["run_date"]
-    return run_id, replace(config, models=models, runs=int(run["runs"]), judge=judge, max_steps=int(stored["max_steps"]), run_date=run_date)
+    if not run.get("plan_json"):
+        raise ConfigError(f"run {run_id} was stored by an evalcore without run plans; it cannot be resumed as it was planned: start a new run")
+    plan = RunPlan.from_json(json.loads(run["plan_json"]))
+    if plan.replay_of != config.replay_of:
+        raise ConfigError(f"run {run_id} is a {plan.kind}{f' of run {plan.replay_of}' if plan.replay_of else ''}: resume it against what it ran on")
+    # A stored spec's api_base is redacted: the one given now (the same endpoint, with its credentials) is used.
+    given = {spec.name: spec for spec in config.models}
+    models = tuple(replace(spec, api_base=given[spec.name].api_base if spec.name in given else spec.api_base) for spec in plan.models)
+    judge = replace(plan.judge, api_base=config.judge.api_base) if plan.judge is not None and config.judge is not None else plan.judge
+    restored = replace(
+        config,
+        kind=plan.kind,
+        models=models,
+        runs=plan.runs,
+        judge=judge,
+        max_steps=plan.max_steps,
+        fault_timeout_s=plan.fault_timeout_s,
+        run_date=date.fromisoformat(plan.run_date),
+        max_drop=plan.max_drop,
+        max_error_rate=plan.max_error_rate,
+        catalog=plan.catalog,
+        replay_of=plan.replay_of,
+    )
+    return run_id, restored
+
+
+def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, target: str, shard: Shard | None = None) -> RunPlan:
+    """The run plan of `config` on this golden set and server (evalcore.behaviour.plan)."""
+    return RunPlan(
+        kind=config.kind,
+        golden_path=config.golden_id,
+        golden_hash=golden.content_hash,
+        cases=tuple(case.id for case in golden.cases),
+        rubric_sha256=hashlib.sha256(golden.rubric_text.encode("utf-8")).hexdigest() if golden.rubric_text is not None else None,
+        models=config.models,
+        model_scripts=script_hashes(config.models, _read_script),
+        runs=config.runs,
+        judge=config.judge,
+        max_steps=config.max_steps,
+        fault_timeout_s=config.fault_timeout_s,
+        run_date=(config.run_date or date.today()).isoformat(),
+        max_drop=config.max_drop,
+        max_error_rate=config.max_error_rate,
+        target=target,
+        server_fingerprint=fingerprint,
+        evalcore_version=__version__,
+        catalog=config.catalog,
+        replay_of=config.replay_of,
+        shard=str(shard) if shard is not None else None,
+    )
+
+
+def _read_script(path: str) -> bytes | None:
+    try:
+        return Path(path).expanduser().read_bytes()
+    except OSError:
+        return None
 
 
 async def _execute(
@@ -334,7 +402,7 @@ async def _execute(
     golden: GoldenSet,
     client: McpClient,
     tools: Sequence[Mapping[str, Any]],
-    fingerprint: str,
+    plan: RunPlan,
     progress: ProgressCallback | None,
     models: ModelCaller,
     proxy: FaultProxy | None = None,
@@ -366,8 +434,7 @@ async def _execute(
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
     writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming, last_batch=last_batch)) if shard is None else None
-    inputs = run_inputs(config, golden, fingerprint)
-    cached = _reusable_attempts(config, fingerprint, run_id) if config.use_cache else {}
+    cached = _reusable_attempts(config, plan, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.catalog)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
@@ -376,7 +443,7 @@ async def _execute(
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
-        hit = cached.get(attempt_cache_key(item.model, item.case_hash, item.attempt, inputs)) if cached else None
+        hit = cached.get(plan.attempt_key(item.model, item.case_hash, item.attempt)) if cached else None
         if hit is not None:
             record = _record_from_cache(item, hit)
         else:
@@ -566,15 +633,21 @@ def run_inputs(config: BehaviourConfig, golden: GoldenSet, fingerprint: str) -> 
     return RunInputs(fingerprint, config.judge, golden.rubric_text, config.max_steps, config.fault_timeout_s, __version__)
 
 
-def _reusable_attempts(config: BehaviourConfig, fingerprint: str, run_id: str) -> dict[str, AttemptRecord]:
-    """Stored attempts of other runs on this server and these models, by their cache key (the newest for a key wins)."""
-    found = store.cached_attempts(config.db_path, server_fingerprint=fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
+def _reusable_attempts(config: BehaviourConfig, plan: RunPlan, run_id: str) -> dict[str, AttemptRecord]:
+    """Stored attempts of runs that may serve the cache, on this server and these models, by their cache key, computed
+    from each one's own stored plan (`RunPlan.attempt_key`); the newest for a key wins."""
+    if config.kind not in ("run", "merged"):
+        return {}  # an arm or a replay is measured afresh: a cache hit would stand for another catalog or server
+    found = store.cached_attempts(config.db_path, server_fingerprint=plan.server_fingerprint, models=[m.name for m in config.models], exclude_run=run_id)
+    plans: dict[str, RunPlan] = {}
     reusable: dict[str, AttemptRecord] = {}
-    for record, run_config in found:
-        stored = {"model": record.model, "case_hash": record.case_hash, "attempt": record.attempt}
-        key = stored_attempt_key(stored, json.loads(run_config), fingerprint)
-        if key is not None:
-            reusable[key] = record
+    for record, plan_json in found:
+        stored = plans.get(plan_json)
+        if stored is None:
+            stored = plans[plan_json] = RunPlan.from_json(json.loads(plan_json))
+        spec = stored.model(record.model)
+        if spec is not None:
+            reusable[stored.attempt_key(spec, record.case_hash, record.attempt)] = record
     return reusable
 
 
@@ -616,7 +689,6 @@ def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "use_cache": config.use_cache,
         **({"catalog": config.catalog.to_json()} if config.catalog.to_json() else {}),
-        **({"comparison_arm": config.comparison_arm} if config.comparison_arm else {}),
         **({"replay_of": config.replay_of} if config.replay_of else {}),
         "started": datetime.now(UTC).isoformat(),
     }

@@ -155,8 +155,8 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
             candidate_target, source = Target(url=args.candidate_url, headers=headers), {"kind": "url", "source": args.candidate_url}
         else:
             candidate_target, source = Target(stdio=args.candidate_stdio), {"kind": "stdio", "source": args.candidate_stdio}
-        baseline_arm = Arm(replace(config, comparison_arm="baseline"), base_target)
-        candidate_arm = Arm(replace(config, catalog=CatalogRewrite(overrides), comparison_arm="candidate"), candidate_target)
+        baseline_arm = Arm(replace(config, kind="compare-baseline"), base_target)
+        candidate_arm = Arm(replace(config, catalog=CatalogRewrite(overrides), kind="compare-candidate"), candidate_target)
         baseline_report, candidate_report = asyncio.run(run_arms(baseline_arm, candidate_arm, progress=Progress("comparing")))
     return _comparison(args, config.golden_id, source, args.runs, baseline_report.run_id, candidate_report.run_id)
 

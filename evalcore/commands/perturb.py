@@ -137,8 +137,8 @@ def command(args: argparse.Namespace) -> int:
                 to_openai_tools(tools, rewrite)
             except ValueError as exc:
                 raise ConfigError(f"perturbation {perturbation_id} cannot be shown for this server: {exc}") from None
-        arms = [Arm(replace(config, comparison_arm="baseline"), target)]
-        arms += [Arm(replace(config, catalog=rewrites[p.id], comparison_arm="candidate"), target) for p in perturbations]
+        arms = [Arm(replace(config, kind="compare-baseline"), target)]
+        arms += [Arm(replace(config, catalog=rewrites[p.id], kind="perturb-arm"), target) for p in perturbations]
         reports = asyncio.run(run_side_by_side(arms, progress=Progress("perturbing")))
     baseline_run_id = reports[0].run_id
     metrics = {report.run_id: load_metrics(args.db, report.run_id) for report in reports}

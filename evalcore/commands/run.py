@@ -89,8 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
     from evalcore.models.limits import provider_key
     from evalcore.models.types import ModelSpec
+    from evalcore.paths import model_identity
 
-    names = [name.strip() for name in args.models.split(",") if name.strip()]
+    names = [model_identity(name.strip()) for name in args.models.split(",") if name.strip()]
     if not names:
         raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
     if len(set(names)) != len(names):

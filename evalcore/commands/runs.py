@@ -18,16 +18,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from evalcore.run_kinds import KIND_LABELS, run_status
     from evalcore.store.behaviour import list_runs
 
     runs = list_runs(args.db)
     if not runs:
         print(f"no behaviour runs in {args.db}")
     else:
-        print(f"{'run id':<24} {'status':<10} {'date':<10} {'attempts':>8}  models / golden set")
+        print(f"{'run id':<24} {'status':<26} {'kind':<22} {'date':<10} {'attempts':>8}  models / golden set")
         for run in runs:
             models = ",".join(json.loads(run["models_json"]))
-            print(f"{run['run_id']:<24} {run['effective_status']:<10} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
+            gate = json.loads(run["gate_json"]) if run.get("gate_json") else None
+            status = run_status(str(run["effective_status"]), gate)
+            kind = KIND_LABELS.get(str(run.get("kind") or "run"), str(run.get("kind")))
+            print(f"{run['run_id']:<24} {status:<26} {kind:<22} {run['run_date']!s:<10} {run['attempts']:>8}  {models} · {run['golden_path']}")
     _leftovers(runs, stop=args.stop_leftovers)
     return 0
 

@@ -13,7 +13,10 @@ values.
 
 Scope: with no `run_id`, the matrix and the per-model summary show each
 model's newest run among the runs the other filters keep; the latency, flaky
-and export views use every run the filters keep.
+and export views use every run the filters keep. Without a `run_id`, only the
+kinds of run that stand for the server are in scope (`evalcore.run_kinds`):
+an arm of `compare` or `perturb` and a replay are listed on the Runs and
+Compare pages, and open in the matrix only when picked by id.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ import pandas as pd
 from evalcore.behaviour.metric_sets import metric_sets_on, run_metric_sets
 from evalcore.errors import StoreError
 from evalcore.records import AttemptScore, MetricSet
+from evalcore.run_kinds import KIND_LABELS, run_status, standing_kinds
 from evalcore.scoring.calls import execution_stats, model_turn_stats
-from evalcore.scoring.gate import run_status
 from evalcore.scoring.metrics import MetricAttempt, spend_metrics
 from evalcore.scoring.stats import run_flakiness
 from evalcore.store.behaviour import effective_status
@@ -62,6 +65,8 @@ class AttemptFilters:
         return [
             self.run_id,
             self.run_id,
+            self.run_id,
+            list(standing_kinds()),
             list(self.models),
             list(self.models),
             list(self.kinds),
@@ -79,7 +84,7 @@ class AttemptFilters:
     def run_parameters(self) -> list[Any]:
         """The values for `_RUNS_IN_SCOPE`'s placeholders: the filters on the run itself."""
         return [
-            *(self.run_id, self.run_id, self.date_from, self.date_from, self.date_to, self.date_to),
+            *(self.run_id, self.run_id, self.run_id, list(standing_kinds()), self.date_from, self.date_from, self.date_to, self.date_to),
             *(self.golden_path, self.golden_path, self.server, self.server),
         ]
 
@@ -90,6 +95,7 @@ scoped AS (
     SELECT a.*, r.run_date, r.started_at AS run_started_at, r.golden_path, r.server_target, r.server_fingerprint
     FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id
     WHERE (?::VARCHAR IS NULL OR a.run_id = ?::VARCHAR)
+      AND (?::VARCHAR IS NOT NULL OR list_contains(?::VARCHAR[], coalesce(r.kind, 'run')))
       AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], a.model))
       AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], a.case_kind))
       AND (?::DATE IS NULL OR r.run_date >= ?::DATE)
@@ -102,6 +108,7 @@ scoped AS (
 _RUNS_IN_SCOPE = """
     SELECT r.run_id, r.models_json FROM behaviour_runs r
     WHERE (?::VARCHAR IS NULL OR r.run_id = ?::VARCHAR)
+      AND (?::VARCHAR IS NOT NULL OR list_contains(?::VARCHAR[], coalesce(r.kind, 'run')))
       AND (?::DATE IS NULL OR r.run_date >= ?::DATE)
       AND (?::DATE IS NULL OR r.run_date <= ?::DATE)
       AND (?::VARCHAR IS NULL OR r.golden_path = ?::VARCHAR)
@@ -236,15 +243,10 @@ class RunFilters:
     date_to: date | None = None
 
 
-RUN_KINDS = ("run", "compare baseline", "compare candidate")
+RUN_KINDS = tuple(KIND_LABELS.values())
 RUN_LIST_COLUMNS = (
     "run_id", "run_date", "started_at", "status", "kind", "golden_path", "models", "server", "runs", "attempts", "errored", "why", "simulated",
 )  # fmt: skip
-
-
-def run_kind(comparison_arm: Any) -> str:
-    """What a run was started as: an ordinary run (`evalcore run`, the demo, the Run page) or an arm of `evalcore compare`."""
-    return f"compare {comparison_arm}" if isinstance(comparison_arm, str) and comparison_arm else "run"
 
 
 def run_list(path: Path, filters: RunFilters | None = None) -> pd.DataFrame:
@@ -257,13 +259,13 @@ def run_list(path: Path, filters: RunFilters | None = None) -> pd.DataFrame:
     sql = """
         SELECT r.run_id, r.run_date, r.started_at, r.status, r.heartbeat_at, r.pid, r.golden_path,
                coalesce(r.server_name, r.server_target) AS server, r.models_json, r.runs,
-               json_extract_string(r.config_json, '$.comparison_arm') AS comparison_arm,
+               coalesce(r.kind, 'run') AS run_kind,
                json_extract(r.report_json, '$.gate') AS gate_json, r.error,
                (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts,
                (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id AND a.error_kind IS NOT NULL) AS errored,
                (SELECT bool_or(a.simulated) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS simulated
         FROM behaviour_runs r ORDER BY r.started_at DESC"""
-    raw = ("run_id", "run_date", "started_at", "status", "heartbeat_at", "pid", "golden_path", "server", "models_json", "runs", "comparison_arm")
+    raw = ("run_id", "run_date", "started_at", "status", "heartbeat_at", "pid", "golden_path", "server", "models_json", "runs", "run_kind")
     frame = _frame(path, sql, [], (*raw, "gate_json", "error", "attempts", "errored", "simulated"))
     rows = []
     for row in frame.to_dict("records"):
@@ -275,7 +277,7 @@ def run_list(path: Path, filters: RunFilters | None = None) -> pd.DataFrame:
             {
                 **{column: row[column] for column in ("run_id", "run_date", "started_at", "golden_path", "server", "runs", "attempts", "errored")},
                 "status": run_status(stored, gate),
-                "kind": run_kind(row["comparison_arm"]),
+                "kind": KIND_LABELS.get(str(row["run_kind"]), str(row["run_kind"])),
                 "models": ", ".join(json.loads(row["models_json"])),
                 "why": None if why is None or (isinstance(why, float) and math.isnan(why)) else str(why),
                 "simulated": bool(row["simulated"]) if row["simulated"] is not None and not pd.isna(row["simulated"]) else False,

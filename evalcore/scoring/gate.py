@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from evalcore.errors import ConfigError
 from evalcore.records import Incomplete, Regression, RunGate
+from evalcore.run_kinds import KIND_LABELS, RunOutcome, eligibility
 from evalcore.scoring.registry import regression_metrics
 
 DEFAULT_MAX_DROP: Final = 0.02
@@ -51,14 +52,22 @@ class GateResult:
     baseline_run_id: str | None = None
     case_drops: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (model, case) -> (baseline, current) pass rate
     incomplete: str | None = None  # why this run cannot be compared (errored attempts it did not accept)
+    not_compared: list[str] = field(default_factory=list)  # models, cases and figures the baseline has no value for
+    unmet_first_run: list[str] = field(default_factory=list)  # their case gates this run missed: gated as a first run
 
 
 def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], max_drop: float = DEFAULT_MAX_DROP) -> GateResult:
-    """Regressions of `report` against `baseline`; it never passes a run whose errored attempts were not accepted."""
+    """Regressions of `report` against `baseline`; it never passes a run whose errored attempts were not accepted.
+
+    What the baseline has no value for is never skipped: a model or case it lacks, or a gated figure it holds as null
+    (unknown), is gated as a first run is: its case gates must all be met. The result names each of them.
+    """
     validate_report(report, "this run")
     validate_report(baseline, "the baseline")
     regressions: list[Regression] = []
     notes: list[str] = []
+    not_compared: list[str] = []
+    unmet: list[str] = []
     case_drops: dict[tuple[str, str], tuple[float, float]] = {}
     if report.get("runs") != baseline.get("runs"):
         notes.append(f"runs per case differ: {report.get('runs')} now, {baseline.get('runs')} in the baseline; rates are less comparable")
@@ -67,18 +76,24 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
     current_names = {entry["model"] for entry in report["models"]}
     for entry in report["models"]:
         model = entry["model"]
+        cases = [case for case in entry.get("cases", []) if isinstance(case, Mapping)]
         previous = baseline_models.get(model)
         if previous is None:
-            notes.append(f"{model}: not in the baseline, nothing to compare (new model)")
+            not_compared.append(f"{model} (not in the baseline)")
+            unmet.extend(_unmet_gates(model, cases))
             continue
-        fallen = _fallen_cases(previous.get("cases", []), entry.get("cases", []))
+        known_cases = {case.get("id") for case in previous.get("cases", [])}
+        new_cases = [case for case in cases if case.get("id") not in known_cases]
+        if new_cases:
+            not_compared.append(f"{model}: case(s) not in the baseline: {', '.join(str(c.get('id')) for c in new_cases)}")
+        unknown: list[str] = []
+        fallen = _fallen_cases(previous.get("cases", []), cases)
         case_drops.update({(model, case_id): rates for case_id, rates in fallen.items()})
-        skipped: list[str] = []
         for metric, direction in regression_metrics():
             before, after = previous["metrics"].get(metric), entry["metrics"].get(metric)
             if before is None:
                 if after is not None:
-                    skipped.append(f"{metric} (not in the baseline)")
+                    unknown.append(metric)
                 continue
             if after is None:
                 regressions.append(Regression(model, metric, before, None, 1.0, tuple(fallen)))  # unknown counts as the worst
@@ -86,21 +101,35 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
             drop = after - before if direction == "lower" else before - after
             if drop > max_drop + _TOLERANCE:
                 regressions.append(Regression(model, metric, before, after, drop, tuple(fallen)))
-        if skipped:
-            notes.append(f"{model}: not compared, no value in the baseline: {', '.join(skipped)}")
+        if unknown:
+            not_compared.append(f"{model}: {', '.join(unknown)} (no value in the baseline: unknown)")
+            unmet.extend(_unmet_gates(model, cases))  # a figure with no baseline: the model is gated as a first run
+        else:
+            unmet.extend(_unmet_gates(model, new_cases))
     for model in baseline_models:
         if model not in current_names:
             notes.append(f"{model}: in the baseline but not in this run")
+    if not_compared:
+        gated = f"gated as a first run: {len(unmet)} case gate(s) not met" if unmet else "gated as a first run: every case gate met"
+        notes.append(f"not compared with the baseline, {gated}: {'; '.join(not_compared)}")
     incomplete = unaccepted_errors(report)
+    unmet = list(dict.fromkeys(unmet))
     return GateResult(
-        passed=not regressions and incomplete is None,
+        passed=not regressions and incomplete is None and not unmet,
         regressions=regressions,
         notes=notes,
         max_drop=max_drop,
         baseline_run_id=baseline.get("runId"),
         case_drops=case_drops,
         incomplete=incomplete,
+        not_compared=not_compared,
+        unmet_first_run=unmet,
     )
+
+
+def _unmet_gates(model: str, cases: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The case gates among `cases` this run did not meet, as `model case passes/runs`."""
+    return [f"{model} {case.get('id')} {case.get('passes')}/{case.get('runs')}" for case in cases if case.get("gate_passed") is not True]
 
 
 def unaccepted_errors(report: Mapping[str, Any]) -> str | None:
@@ -112,36 +141,61 @@ def unaccepted_errors(report: Mapping[str, Any]) -> str | None:
     return f"{errored} errored attempt(s)" if errored else None
 
 
-def decide(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, *, max_drop: float, incomplete: Incomplete | None) -> RunGate:
-    """The run's gate verdict and whether it is green (see the module docstring)."""
+def decide(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any] | None,
+    *,
+    max_drop: float,
+    incomplete: Incomplete | None,
+    kind: str = "run",
+    notes: Sequence[str] = (),
+) -> RunGate:
+    """The run's gate verdict and whether it is green (see the module docstring).
+
+    `kind` is the run's kind (`evalcore.run_kinds`): a kind that may never be a baseline (an arm, a replay) is never
+    green, and its reason says so. `notes` are the caller's, added to the gate's (e.g. an edited golden set).
+    """
     failing = [f"{c['model']} {c['case']} {c['passes']}/{c['runs']}" for c in report["caseGates"]["failing"]]
     case_gates_met = not failing
     unmet = f"{len(failing)} case gate(s) not met ({', '.join(failing[:3])}{', …' if len(failing) > 3 else ''})"
+    standing = eligibility(kind, RunOutcome("complete", green=True)).baseline
+    never = "" if standing else f"never a baseline: {KIND_LABELS.get(kind, kind)}"
     if incomplete is not None and not incomplete.accepted:
         reason = f"not a baseline: {incomplete.reason}; `--resume RUN_ID` reruns the errored attempts, `--max-error-rate` accepts some"
-        return RunGate("incomplete", False, False, reason, baseline.get("runId") if baseline else None, max_drop)
+        return RunGate("incomplete", False, False, reason, baseline.get("runId") if baseline else None, max_drop, notes=tuple(notes))
     if baseline is None:
         if case_gates_met and incomplete is None:
-            return RunGate("no_baseline", True, True, "no baseline yet: every case gate is met, so this run becomes the baseline", None, max_drop)
+            later = never or "so this run becomes the baseline"
+            return RunGate("no_baseline", True, standing, f"no baseline yet: every case gate is met, {later}", None, max_drop, notes=tuple(notes))
         why = "errored attempts were accepted" if case_gates_met else unmet
         reason = (
             f"no baseline yet, and this run cannot be one: {why}; a run becomes the baseline when it is complete and every case gate is met, or {ACCEPT_HINT}"
         )
-        return RunGate("no_baseline", False, False, reason, None, max_drop)
+        return RunGate("no_baseline", False, False, reason, None, max_drop, notes=tuple(notes))
     result = compare_to_baseline(report, baseline, max_drop)
-    green = result.passed and case_gates_met and incomplete is None
+    all_notes = (*result.notes, *notes)
+    green = result.passed and case_gates_met and incomplete is None and standing
     if result.passed:
-        later = (
-            "it becomes the baseline of later runs"
-            if green
-            else f"not a baseline for later runs: {unmet if not case_gates_met else 'errored attempts were accepted'}"
+        if green:
+            later = "it becomes the baseline of later runs"
+        elif never:
+            later = never
+        else:
+            later = f"not a baseline for later runs: {unmet if not case_gates_met else 'errored attempts were accepted'}"
+        uncompared = f"; not compared: {'; '.join(result.not_compared)}" if result.not_compared else ""
+        reason = f"no gated metric dropped more than {max_drop:.2f} below green run {result.baseline_run_id}{uncompared}; {later}"
+        return RunGate("pass", True, green, reason, result.baseline_run_id, max_drop, tuple(result.regressions), all_notes)
+    if result.regressions:
+        worst = result.regressions[0]
+        example = f"{worst.model}: {worst.metric} {_show(worst.baseline)} -> {_show(worst.current)}"
+        reason = f"{len(result.regressions)} regression(s) against green run {result.baseline_run_id}, e.g. {example}"
+    else:
+        shown = ", ".join(result.unmet_first_run[:3]) + (", …" if len(result.unmet_first_run) > 3 else "")
+        reason = (
+            f"not compared with green run {result.baseline_run_id} ({'; '.join(result.not_compared)}), so gated as a first run: "
+            f"{len(result.unmet_first_run)} case gate(s) not met ({shown})"
         )
-        reason = f"no gated metric dropped more than {max_drop:.2f} below green run {result.baseline_run_id}; {later}"
-        return RunGate("pass", True, green, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
-    worst = result.regressions[0]
-    example = f"{worst.model}: {worst.metric} {_show(worst.baseline)} -> {_show(worst.current)}"
-    reason = f"{len(result.regressions)} regression(s) against green run {result.baseline_run_id}, e.g. {example}"
-    return RunGate("fail", False, False, reason, result.baseline_run_id, max_drop, tuple(result.regressions), tuple(result.notes))
+    return RunGate("fail", False, False, reason, result.baseline_run_id, max_drop, tuple(result.regressions), all_notes)
 
 
 def render_gate(result: GateResult) -> str:
@@ -152,6 +206,8 @@ def render_gate(result: GateResult) -> str:
     if result.incomplete:
         lines.append(f"  this run is incomplete: {result.incomplete}")
     lines.extend(_regression_lines(result.regressions, result.case_drops))
+    if result.unmet_first_run:
+        lines.append(f"  gated as a first run (no baseline value), case gates not met: {', '.join(result.unmet_first_run[:5])}")
     if result.passed:
         lines.append("  no gated metric got worse by more than the bound")
     lines.extend(f"  note: {note}" for note in result.notes)
@@ -214,29 +270,3 @@ def _case_line(drops: Mapping[tuple[str, str], tuple[float, float]], model: str,
 
 def _show(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3f}"
-
-
-RUN_STATUSES: Final = ("green", "passed, not green", "gate failed", "incomplete", "not gated", "running", "crashed", "failed", "cancelled")
-
-
-def run_status(stored_status: str, gate: Mapping[str, Any] | None) -> str:
-    """A stored run's status in one word or two, from what the store says of it (its effective status) and its stored gate:
-
-        green              complete, the gate passed and the run may be a baseline (`RunGate.green`)
-        passed, not green  complete, the gate passed, but a case gate is unmet or errored attempts were accepted
-        gate failed        complete, a regression (or no baseline and the run cannot be one)
-        incomplete         complete, but errored attempts beyond `--max-error-rate`: nothing was measured for them
-        not gated          complete, without a stored gate (a store written before gates existed)
-        running | crashed | failed | cancelled   the run never finished
-
-    Only the gate's own `green` reads green: a failure never reads better.
-    """
-    if stored_status != "complete":
-        return stored_status
-    if not isinstance(gate, Mapping):
-        return "not gated"
-    if gate.get("status") == "incomplete":
-        return "incomplete"
-    if gate.get("passed") is True:
-        return "green" if gate.get("green") is True else "passed, not green"
-    return "gate failed"

@@ -25,6 +25,7 @@ from evalcore import __version__
 from evalcore.errors import StoreError
 from evalcore.processes import process_exists
 from evalcore.records import AttemptRecord, AttemptScore, CaseCell, JudgeVerdict, MetricSet, RobustnessScore, RunReport, Score, ToolCall
+from evalcore.run_kinds import RunOutcome, eligibility, standing_kinds
 from evalcore.store.db import connect, insert_rows
 
 STALE_AFTER = timedelta(minutes=10)
@@ -64,13 +65,16 @@ def create_run(
     models: Sequence[str],
     runs: int,
     config: dict[str, Any],
+    kind: str = "run",
+    plan: Mapping[str, Any] | None = None,
 ) -> None:
+    """Record a run that starts now, with its kind and its plan (`evalcore.behaviour.plan.RunPlan.to_json`)."""
     now = datetime.now(UTC)
     _execute(
         path,
         "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_name, "
-        "server_fingerprint, server_tools_json, models_json, runs, config_json, pid, heartbeat_at, evalcore_version) "
-        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "server_fingerprint, server_tools_json, models_json, runs, config_json, pid, heartbeat_at, evalcore_version, kind, plan_json) "
+        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             run_id,
             now,
@@ -87,6 +91,8 @@ def create_run(
             os.getpid(),
             now,
             __version__,
+            kind,
+            json.dumps(dict(plan)) if plan is not None else None,
         ],
     )
 
@@ -180,10 +186,24 @@ def fail_run(path: Path, run_id: str, *, status: str, error: str) -> None:
 
 
 def accept_baseline(path: Path, run_id: str) -> dict[str, Any]:
-    """Make a complete run the baseline of later runs of its golden set by hand; the run (`load_run`)."""
+    """Make a complete run the baseline of later runs of its golden set by hand; the run (`load_run`).
+
+    Refused, with the reason, for a run that may not be a baseline whatever a person says: another kind than a run
+    (an arm, a replay), an unfinished run, or one with errored attempts (nothing was measured for them).
+    """
     run = load_run(path, run_id)
     if run["effective_status"] != "complete" or not run.get("report_json"):
         raise StoreError(f"run {run_id} is {run['effective_status']}, not complete: only a finished run can be a baseline (`--resume {run_id}` finishes it)")
+    with connect(path, read_only=True) as connection:
+        row = connection.execute("SELECT count(*) FILTER (WHERE error_kind IS NOT NULL), count(*) FROM attempts WHERE run_id = ?", [run_id]).fetchone()
+    errored, attempts = (int(row[0]), int(row[1])) if row else (0, 0)
+    outcome = RunOutcome("complete", accepted=True, errored=errored, unscored_cases=0 if attempts else 1)
+    allowed = eligibility(str(run.get("kind") or "run"), outcome)
+    if not allowed.baseline:
+        why = f"{errored} of its {attempts} attempts errored (`--resume {run_id}` reruns them)" if errored else allowed.reason
+        if not attempts:
+            why = "it stored no attempt"
+        raise StoreError(f"run {run_id} cannot be a baseline: {why}")
     _execute(path, "UPDATE behaviour_runs SET baseline_accepted_at = ? WHERE run_id = ?", [datetime.now(UTC), run_id])
     return load_run(path, run_id)
 
@@ -228,7 +248,8 @@ def list_runs(path: Path, limit: int = 100) -> list[dict[str, Any]]:
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
             "SELECT r.run_id, r.started_at, r.finished_at, r.status, r.run_date, r.golden_path, r.server_target, r.models_json, r.runs, "
-            "r.passed, r.pid, r.heartbeat_at, r.error, (SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts "
+            "r.passed, r.pid, r.heartbeat_at, r.error, r.kind, json_extract(r.report_json, '$.gate') AS gate_json, "
+            "(SELECT count(*) FROM behaviour_attempts a WHERE a.run_id = r.run_id) AS attempts "
             "FROM behaviour_runs r ORDER BY r.started_at DESC LIMIT ?",
             [limit],
         )
@@ -321,45 +342,65 @@ def load_attempts(path: Path, run_id: str) -> list[dict[str, Any]]:
 
 
 def cached_attempts(path: Path, *, server_fingerprint: str, models: Sequence[str], exclude_run: str) -> list[tuple[AttemptRecord, str]]:
-    """Stored attempts a new run may reuse (same server fingerprint and model, never errored), oldest first, each with its
-    run's config JSON, from which the runner recomputes the attempt's cache key. Each record's `cached_from` names the
-    run that made it."""
+    """Stored attempts a new run may reuse, oldest first, each with its run's plan JSON, from which the runner recomputes
+    the attempt's cache key (`RunPlan.attempt_key`). Only complete runs of the kinds that may serve the cache
+    (`evalcore.run_kinds.eligibility`) with a stored plan, on the same server and model, never an errored attempt. Each
+    record's `cached_from` names the run that made it."""
     if not path.exists():
         return []
+    runs = (
+        "SELECT run_id FROM behaviour_runs WHERE server_fingerprint = ? AND status = 'complete' AND plan_json IS NOT NULL "
+        "AND list_contains(?, coalesce(kind, 'run')) AND run_id <> ?"
+    )
+    run_parameters = [server_fingerprint, list(standing_kinds()), exclude_run]
     with connect(path, read_only=True) as connection:
         cursor = connection.execute(
-            f"SELECT {_qualified('a')}, r.config_json AS run_config_json FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
-            "WHERE r.server_fingerprint = ? AND list_contains(?, a.model) AND a.run_id <> ? AND a.error IS NULL AND a.error_kind IS NULL "
+            f"SELECT {_qualified('a')}, r.plan_json AS run_plan_json FROM behaviour_attempts a JOIN behaviour_runs r ON a.run_id = r.run_id "
+            f"WHERE a.run_id IN ({runs}) AND list_contains(?, a.model) AND a.error IS NULL AND a.error_kind IS NULL "
             "ORDER BY a.recorded_at",
-            [server_fingerprint, list(models), exclude_run],
+            [*run_parameters, list(models)],
         )
         columns = [d[0] for d in cursor.description]
         rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-        scores = _scores(
-            connection,
-            "WHERE run_id IN (SELECT run_id FROM behaviour_runs WHERE server_fingerprint = ?) AND list_contains(?, model) AND run_id <> ?",
-            [server_fingerprint, list(models), exclude_run],
-        )
+        scores = _scores(connection, f"WHERE run_id IN ({runs}) AND list_contains(?, model)", [*run_parameters, list(models)])
     for row in rows:
         row["scores"] = scores.get((row["run_id"], row["model"], row["case_id"], row["attempt"]), ())
-    return [(replace(record_from_row(row), cached_from=row["cached_from"] or row["run_id"]), str(row["run_config_json"] or "{}")) for row in rows]
+    return [(replace(record_from_row(row), cached_from=row["cached_from"] or row["run_id"]), str(row["run_plan_json"])) for row in rows]
 
 
-def last_green_report(path: Path, *, golden_path: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
-    """The report of the newest complete run that is green (`evalcore.scoring.gate`) or was accepted as a baseline by hand,
-    optionally of one golden set; None when there is none."""
+def last_green_report(path: Path, *, golden_path: str | None = None, golden_hash: str | None = None, exclude_run: str | None = None) -> dict[str, Any] | None:
+    """The report of the newest run that may be a baseline (`evalcore.run_kinds.eligibility`: a run or merged run,
+    complete, green or accepted by hand), optionally of one golden set (its identity and content hash); None when there
+    is none."""
+    found = _last_baseline(path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=exclude_run)
+    return json.loads(found[1]) if found else None
+
+
+def changed_golden_baseline(path: Path, *, golden_path: str, golden_hash: str, exclude_run: str | None = None) -> str | None:
+    """The newest baseline of this golden set's path made from other content (the file was edited since), or None."""
+    found = _last_baseline(path, golden_path=golden_path, golden_hash=None, exclude_run=exclude_run)
+    return found[0] if found and found[2] != golden_hash else None
+
+
+def _last_baseline(path: Path, *, golden_path: str | None, golden_hash: str | None, exclude_run: str | None) -> tuple[str, str, str] | None:
     if not path.exists():
         return None
+    kinds = list(standing_kinds())
     with connect(path, read_only=True) as connection:
         row = connection.execute(
-            "SELECT report_json FROM behaviour_runs WHERE status = 'complete' AND (passed OR baseline_accepted_at IS NOT NULL) "
-            "AND report_json IS NOT NULL "
-            "AND json_extract_string(config_json, '$.comparison_arm') IS NULL "  # an arm of `evalcore compare` is never a baseline
-            "AND json_extract_string(config_json, '$.replay_of') IS NULL "  # nor a replay of a recorded run (`run --replay-run`)
-            "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR run_id <> ?) ORDER BY started_at DESC LIMIT 1",
-            [golden_path, golden_path, exclude_run, exclude_run],
+            "SELECT run_id, report_json, golden_hash FROM behaviour_runs WHERE status = 'complete' AND (passed OR baseline_accepted_at IS NOT NULL) "
+            "AND report_json IS NOT NULL AND list_contains(?, coalesce(kind, 'run')) "
+            "AND (? IS NULL OR golden_path = ?) AND (? IS NULL OR golden_hash = ?) AND (? IS NULL OR run_id <> ?) "
+            "ORDER BY started_at DESC LIMIT 1",
+            [kinds, golden_path, golden_path, golden_hash, golden_hash, exclude_run, exclude_run],
         ).fetchone()
-    return json.loads(row[0]) if row else None
+    return (str(row[0]), str(row[1]), str(row[2])) if row else None
+
+
+def load_plan(path: Path, run_id: str) -> dict[str, Any] | None:
+    """A run's stored plan document (`RunPlan.to_json`); None for a run stored before runs had one."""
+    run = load_run(path, run_id)
+    return json.loads(run["plan_json"]) if run.get("plan_json") else None
 
 
 def score_from_row(row: Mapping[str, Any]) -> AttemptScore:

@@ -349,6 +349,18 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         PRIMARY KEY (run_id, model, case_id)
     );
     """,
+    # 14: the run plan (evalcore.behaviour.plan.RunPlan): what decided a run's attempts, as one document, and its kind
+    # (evalcore.run_kinds), which says what the run may stand for. Runs stored before it get the kind their config's
+    # markers name (an arm of `compare`, a replay) and no plan: they never serve the cache.
+    """
+    ALTER TABLE behaviour_runs ADD COLUMN kind VARCHAR DEFAULT 'run';
+    ALTER TABLE behaviour_runs ADD COLUMN plan_json VARCHAR;
+    UPDATE behaviour_runs SET kind = CASE
+        WHEN json_extract_string(config_json, '$.comparison_arm') = 'baseline' THEN 'compare-baseline'
+        WHEN json_extract_string(config_json, '$.comparison_arm') = 'candidate' THEN 'compare-candidate'
+        WHEN json_extract_string(config_json, '$.replay_of') IS NOT NULL THEN 'replay'
+        ELSE 'run' END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0

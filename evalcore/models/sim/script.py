@@ -79,6 +79,7 @@ import yaml
 from evalcore.errors import ConfigError
 from evalcore.models.sim.lexical import function_of
 from evalcore.models.sim.reply import SimReply, SimToolCall, assistant_turns
+from evalcore.paths import golden_file
 
 UNKNOWN_CASE_TEXT = "no script for this case"
 DEFAULT_TEXT = "Done."
@@ -235,6 +236,12 @@ def load_script(path: str | Path) -> Script:
     # absolute(), not resolve(): resolving symlinks lstat()s every path component, and the sim asks on every call.
     resolved = Path(path).expanduser().absolute()
     try:
+        stat = resolved.stat()
+    except FileNotFoundError as exc:  # a model's identity names its script relative to its project (evalcore.paths)
+        found = golden_file(str(path))
+        if found is None:
+            raise ConfigError(f"sim script {path}: cannot read it ({exc.strerror}); model strings look like sim/script:path/to/script.yaml") from exc
+        resolved = found.absolute()
         stat = resolved.stat()
     except OSError as exc:
         raise ConfigError(f"sim script {path}: cannot read it ({exc.strerror}); model strings look like sim/script:path/to/script.yaml") from exc
