@@ -288,17 +288,10 @@ async def _server_surface(client: McpClient, target: ServerTarget) -> tuple[dict
     discover = await client.discover()
     if discover.failure is not None and discover.failure.kind in ("connect", "closed"):
         raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(50):
-        exchange = await client.request("tools/list", {"cursor": cursor} if cursor else None)
-        if exchange.result is None or not isinstance(exchange.result.get("tools"), list):
-            raise TargetError(f"{target} did not list its tools: {exchange.describe()} (run `python -m evalcore conformance` on it)")
-        tools.extend(t for t in exchange.result["tools"] if isinstance(t, dict))
-        cursor = exchange.result.get("nextCursor")
-        if not cursor:
-            break
-    return discover.result or {}, tools
+    listing = await client.list_all("tools/list")
+    if listing.failed is not None:
+        raise TargetError(f"{target} did not list its tools: {listing.failed.describe()} (run `python -m evalcore conformance` on it)")
+    return discover.result or {}, listing.items
 
 
 def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarget) -> contextlib.AbstractContextManager[FaultProxy | None]:
