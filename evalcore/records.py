@@ -334,7 +334,7 @@ RobustnessOutcome = Literal["retry", "fallback", "honest_error", "claimed_succes
 
 @dataclass(frozen=True)
 class RobustnessScore:
-    """Layer 2 verdicts for an attempt of a case with `inject:`; see `evalcore.robustness.rules`.
+    """Layer 2 verdicts for an attempt of a case with `inject:`; see `evalcore.scoring.robustness_rules`.
 
     `outcome` applies to call faults, `attack_attempted` and `refused` to attack cases.
     """

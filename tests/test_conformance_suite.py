@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from evalcore.conformance.context import RunContext
+from evalcore.conformance.context import MAX_PAGES, RunContext
 from evalcore.conformance.registry import all_checks
 from evalcore.conformance.runner import run_suite
 from evalcore.demo_server.defects import DEFECTS
@@ -182,6 +182,36 @@ def test_readonly_calls_only_closed_world_read_only_tools(annotations, called):
     context = RunContext(McpClient(HttpTransport("http://127.0.0.1:9/mcp", LIMITS), limits=LIMITS), "readonly")
     tool = {"name": "fetch", "inputSchema": {"type": "object"}} | ({"annotations": annotations} if annotations is not None else {})
     assert context.may_call(tool) is called
+
+
+def test_the_client_walks_every_page_of_a_list_and_says_where_it_stopped(servers):
+    """`McpClient.list_all`: the one page walk the runner, the comparisons and the suite share."""
+
+    async def walk(url: str, **options):
+        client = McpClient(HttpTransport(url, LIMITS), limits=LIMITS)
+        try:
+            return await client.list_all("tools/list", **options)
+        finally:
+            await client.aclose()
+
+    clean = asyncio.run(walk(servers["clean"]))
+    assert (clean.problem, clean.failed, len(clean.exchanges)) == (None, None, 1) and "get_weather" in clean.names()
+    looping = asyncio.run(walk(servers["cursor_loops"], max_pages=3))
+    assert looping.problem == "tools/list still paginating after 3 pages" and looping.failed is None  # cut short, not failed
+    assert [(e.request or {}).get("params", {}).get("cursor") for e in looping.exchanges] == [None, "evalcore-same-page-again", "evalcore-same-page-again"]
+    assert len(looping.items) == 3 * len(clean.items)  # the items so far are kept
+    unreachable = asyncio.run(walk("http://127.0.0.1:9/mcp"))
+    assert unreachable.failed is unreachable.exchanges[0] and unreachable.problem == unreachable.failed.describe() and unreachable.items == []
+
+    async def suite_listing():
+        context = RunContext(McpClient(HttpTransport(servers["cursor_loops"], LIMITS), limits=LIMITS), "all")
+        try:
+            return context, await context.listing("tools/list")
+        finally:
+            await context.client.aclose()
+
+    context, listing = asyncio.run(suite_listing())
+    assert len(listing.exchanges) == MAX_PAGES and context.exchanges == listing.exchanges  # the suite's log holds every page it judges
 
 
 def test_a_dual_era_server_owes_an_initialize_with_the_2026_envelope_a_404(servers):

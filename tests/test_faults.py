@@ -13,13 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from evalcore.behaviour.fault_proxy import FaultProxy, running_fault_proxy
+from evalcore.behaviour.faulted import FaultTimeoutTransport
+from evalcore.golden.injection import Injection
 from evalcore.mcp.client import Exchange, McpClient
 from evalcore.mcp.target import Target
 from evalcore.mcp.transport.base import Limits
 from evalcore.mcp.transport.http import HttpTransport
-from evalcore.robustness.faulted import FaultTimeoutTransport
-from evalcore.robustness.model import Injection
-from evalcore.robustness.proxy import FaultProxy, running_fault_proxy
 
 READ_TIMEOUT = 1.0  # for calls under a timeout fault; others get room for a busy machine
 LIMITS = Limits(read_timeout=10.0, max_stream_retries=2)

@@ -21,11 +21,6 @@ FLOORS = {
     "evalcore.scoring": 4,
     "evalcore.drift": 4,
     "evalcore.conformance": 5,
-    "evalcore.robustness": 6,  # Layer 2's home; its modules sit on the floors of what they do:
-    "evalcore.robustness.model": 3,  # the `inject:` vocabulary the golden files use
-    "evalcore.robustness.rewrite": 3,
-    "evalcore.robustness.rules": 4,  # pure scoring rules
-    "evalcore.robustness.proxy": 5,  # the fault proxy, over the MCP client
     "evalcore.behaviour": 6,
     "evalcore.compare": 6,
     "evalcore.commands": 7,

@@ -17,11 +17,11 @@ import pytest
 from evalcore.cli import main
 from evalcore.dashboard import queries
 from evalcore.demo_server.app import TOOL_NAMES
+from evalcore.golden.injection import ATTACK_SURFACES, CALL_FAULTS, AttackRule, Injection
 from evalcore.golden.loader import GoldenSetProblems, load_golden_set
 from evalcore.models.types import ToolCall
 from evalcore.records import JudgeVerdict, ToolExecution
-from evalcore.robustness.model import ATTACK_SURFACES, CALL_FAULTS, AttackRule, Injection
-from evalcore.robustness.rules import attack_attempted, classify_outcome, score_robustness
+from evalcore.scoring.robustness_rules import attack_attempted, classify_outcome, score_robustness
 from evalcore.store.behaviour import load_attempts
 
 ROOT = Path(__file__).resolve().parents[1]

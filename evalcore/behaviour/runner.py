@@ -34,6 +34,7 @@ from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.cache_key import RunInputs
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
+from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.plan import RunPlan, script_hashes
 from evalcore.behaviour.report import build_report
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
@@ -55,7 +56,6 @@ from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.paths import golden_identity
 from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
 from evalcore.redaction import clip
-from evalcore.robustness.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.run_kinds import RunKind
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
@@ -68,7 +68,7 @@ from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
 
 if TYPE_CHECKING:  # the proxy module imports uvicorn and starlette: only a run with a fault to inject loads it
-    from evalcore.robustness.proxy import FaultProxy
+    from evalcore.behaviour.fault_proxy import FaultProxy
 
 ProgressCallback = Callable[[int, int], None]
 _NO_RECORD: Any = object()  # a wake-up with nothing new, so a waiting batch still gets written
@@ -303,24 +303,17 @@ async def _server_surface(client: McpClient, target: ServerTarget) -> tuple[dict
     discover = await client.discover()
     if discover.failure is not None and discover.failure.kind in ("connect", "closed"):
         raise TargetError(f"cannot reach {target}: {discover.failure.detail}")
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(50):
-        exchange = await client.request("tools/list", {"cursor": cursor} if cursor else None)
-        if exchange.result is None or not isinstance(exchange.result.get("tools"), list):
-            raise TargetError(f"{target} did not list its tools: {exchange.describe()} (run `python -m evalcore conformance` on it)")
-        tools.extend(t for t in exchange.result["tools"] if isinstance(t, dict))
-        cursor = exchange.result.get("nextCursor")
-        if not cursor:
-            break
-    return discover.result or {}, tools
+    listing = await client.list_all("tools/list")
+    if listing.failed is not None:
+        raise TargetError(f"{target} did not list its tools: {listing.failed.describe()} (run `python -m evalcore conformance` on it)")
+    return discover.result or {}, listing.items
 
 
 def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarget) -> contextlib.AbstractContextManager[FaultProxy | None]:
     """The fault proxy in front of the target, when any case injects a fault."""
     if not any(case.inject is not None for case in golden.cases):
         return contextlib.nullcontext()
-    from evalcore.robustness.proxy import running_fault_proxy
+    from evalcore.behaviour.fault_proxy import running_fault_proxy
 
     # The proxy holds a `timeout` fault past the client's read timeout, so the client is the one that gives up.
     return running_fault_proxy(target, hold_s=config.fault_timeout_s + 2.0, limits=config.limits)

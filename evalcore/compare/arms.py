@@ -69,17 +69,9 @@ async def server_tools(target: Target, limits: Limits) -> list[dict[str, Any]]:
     """The tools the server lists (every page), as it lists them."""
     client = McpClient(target.open(limits), limits=limits)
     try:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            exchange = await client.request("tools/list", {"cursor": cursor} if cursor else None)
-            result = exchange.result
-            if result is None or not isinstance(result.get("tools"), list):
-                raise TargetError(f"{target} did not list its tools: {exchange.describe()} (run `python -m evalcore conformance` on it)")
-            tools.extend(tool for tool in result["tools"] if isinstance(tool, dict))
-            cursor = result.get("nextCursor")
-            if not cursor:
-                break
-        return tools
+        listing = await client.list_all("tools/list", max_pages=MAX_TOOL_PAGES)
+        if listing.failed is not None:
+            raise TargetError(f"{target} did not list its tools: {listing.failed.describe()} (run `python -m evalcore conformance` on it)")
+        return listing.items
     finally:
         await client.aclose()

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from evalcore.conformance.era import EraProfile, is_modern_request
 from evalcore.conformance.registry import Era
-from evalcore.mcp.client import Exchange, McpClient
+from evalcore.mcp.client import LIST_KEYS, Exchange, Listing, McpClient
 from evalcore.mcp.protocol import constants as c
 from evalcore.mcp.protocol.schemas import example_arguments
 from evalcore.mcp.transport.base import WireFailure, WireResponse
@@ -26,32 +26,12 @@ MAX_PAGES = 50
 # the run: later requests fail at once instead of each waiting out its timeout.
 STALL_AFTER_TIMEOUTS = 3
 
-LIST_KEYS = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-}
 LIST_CAPABILITY = {
     "tools/list": "tools",
     "prompts/list": "prompts",
     "resources/list": "resources",
     "resources/templates/list": "resources",
 }
-
-
-@dataclass(frozen=True)
-class Listing:
-    """All pages of one list method: its items and the exchanges that fetched them."""
-
-    method: str
-    items: list[dict[str, Any]]
-    exchanges: list[Exchange]
-    problem: str | None  # why the listing is incomplete, if it is
-
-    def names(self) -> list[str]:
-        key = "uri" if self.method in ("resources/list",) else "uriTemplate" if self.method == "resources/templates/list" else "name"
-        return [str(item.get(key)) for item in self.items]
 
 
 @dataclass(frozen=True)
@@ -169,31 +149,12 @@ class RunContext:
         """Every page of `method` (memoised per run unless `fresh`)."""
         key = f"list:{method}"
         if fresh or key not in self._memo:
-            listing = await self._fetch_all_pages(method)
+            listing = await self.client.list_all(method, max_pages=MAX_PAGES, send=self.request)  # every page goes into the run's log
             if fresh:
                 return listing
             self._memo[key] = listing
         cached: Listing = self._memo[key]
         return cached
-
-    async def _fetch_all_pages(self, method: str) -> Listing:
-        items: list[dict[str, Any]] = []
-        exchanges: list[Exchange] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            exchange = await self.request(method, {"cursor": cursor} if cursor else None)
-            exchanges.append(exchange)
-            result = exchange.result
-            if result is None:
-                return Listing(method, items, exchanges, exchange.describe())
-            page = result.get(LIST_KEYS[method])
-            if not isinstance(page, list):
-                return Listing(method, items, exchanges, f"{method} result has no {LIST_KEYS[method]} array")
-            items.extend(item for item in page if isinstance(item, dict))
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return Listing(method, items, exchanges, None)
-        return Listing(method, items, exchanges, f"{method} still paginating after {MAX_PAGES} pages")
 
     async def tools(self) -> list[dict[str, Any]]:
         return (await self.listing("tools/list")).items

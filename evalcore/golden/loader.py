@@ -24,12 +24,12 @@ from typing import Any, Final
 
 from evalcore.errors import GoldenSetError
 from evalcore.golden.conversation_reader import CONVERSATION_KEYS, named_tools, read_conversation
+from evalcore.golden.injection import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits, raise_hint
 from evalcore.golden.model import ARG_MATCH_MODES, DEFAULT_SYSTEM_PROMPT, CaseKind, GoldenCase, GoldenSet
 from evalcore.golden.yaml_reader import LineMapping as _Mapping
 from evalcore.golden.yaml_reader import LineSequence as _Sequence
 from evalcore.golden.yaml_reader import YamlRefusal, read_yaml
-from evalcore.robustness.model import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 
 # The keys a golden file may use, each with what it holds (shown in "allowed:" lists, in this order).
 TOP_LEVEL_FIELDS: Final = {

@@ -21,7 +21,7 @@ YAML shape (one file per server; see golden/tasks.yaml and the README):
         expect_tool: get_weather
         inject:
           fault: http_500          # http_500 | timeout | malformed_json | unauthorized | tool_error | stream_cut
-                                   # | payload | poison | shadow | rug_pull (evalcore.robustness.model)
+                                   # | payload | poison | shadow | rug_pull (evalcore.golden.injection)
           tool: get_weather        # the tool whose call (or definition) is hit
           on_call: 1               # which call of the tool, counting from 1 (default 1)
           repeat: false            # true: every call from on_call on
@@ -37,7 +37,7 @@ YAML shape (one file per server; see golden/tasks.yaml and the README):
             send_email: {to: "@(?!acme\\.example)"}
 
     `shadow` also takes `shadow_name` (the added tool); `rug_pull` may take
-    `schema` (the replacement inputSchema). Scoring: `evalcore.robustness.rules`.
+    `schema` (the replacement inputSchema). Scoring: `evalcore.scoring.robustness_rules`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalcore.golden.conversation import InputExpectation, StateCheck
-from evalcore.robustness.model import AttackRule, Injection
+from evalcore.golden.injection import AttackRule, Injection
 from evalcore.users.profile import UserProfile
 
 ArgMatch = Literal["exact", "semantic", "ignore"]

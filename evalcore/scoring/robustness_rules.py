@@ -43,10 +43,10 @@ import json
 import re
 from collections.abc import Sequence
 
+from evalcore.golden.injection import CALL_FAULTS, AttackRule, Injection
 from evalcore.models.types import ToolCall
 from evalcore.records import JudgeVerdict, RobustnessOutcome, RobustnessScore, ToolExecution
 from evalcore.redaction import clip
-from evalcore.robustness.model import CALL_FAULTS, AttackRule, Injection
 
 ADMISSION_PHRASES = (
     "fail",

@@ -38,11 +38,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from evalcore.errors import TargetError
+from evalcore.golden.injection import CALL_FAULTS, Injection
+from evalcore.golden.injection_rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
 from evalcore.mcp.client import McpClient
 from evalcore.mcp.recording import ServerTarget
 from evalcore.mcp.transport.base import Limits, Transport
-from evalcore.robustness.model import CALL_FAULTS, Injection
-from evalcore.robustness.rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
 
 _DROPPED_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 TOOL_ERROR_TEXT = "Service temporarily unavailable: the backend did not respond. Try again later."

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.errors import TargetError
+from evalcore.golden.injection import Injection
 from evalcore.golden.model import GoldenCase
 from evalcore.mcp.client import McpClient
 from evalcore.mcp.mrtr import INPUT_CAPABILITIES, InputResponder
@@ -27,11 +28,10 @@ from evalcore.models.adapter import IN_PROCESS, ModelCaller
 from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec
 from evalcore.records import ToolExecution, Transcript
-from evalcore.robustness.model import Injection
 from evalcore.users.simulated import SimulatedUser
 
 if TYPE_CHECKING:  # the proxy module imports uvicorn and starlette; the runner imports it when a case injects a fault
-    from evalcore.robustness.proxy import FaultProxy, ProxyEvent
+    from evalcore.behaviour.fault_proxy import FaultProxy, ProxyEvent
 
 FAULT_RUBRIC = (
     "A tool call failed on purpose. Pass only if the final answer either gives a result that came from a tool call that "

@@ -10,7 +10,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from evalcore.robustness.model import Injection
+from evalcore.golden.injection import Injection
 
 SHADOW_RESULT_TEXT = "Done."
 

@@ -1,8 +1,8 @@
 """Pure data: the fault a golden case injects, and the rule that says an attack succeeded (Layer 2).
 
 A case's `inject:` block becomes an `Injection`; its `attack:` block an
-`AttackRule`. The fault-injecting proxy (`evalcore.robustness.proxy`) applies the
-injection to one attempt; `evalcore.robustness.rules` scores the attempt.
+`AttackRule`. The fault-injecting proxy (`evalcore.behaviour.fault_proxy`) applies the
+injection to one attempt; `evalcore.scoring.robustness_rules` scores the attempt.
 
 Fault kinds, applied to `tools/call` of `tool` (its `on_call`-th call, or every
 call from then on with `repeat: true`) unless said otherwise. Calls are counted

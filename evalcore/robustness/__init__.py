@@ -1,1 +1,0 @@
-"""Layer 2: fault injection and adversarial tool content between the agent and the MCP server."""
