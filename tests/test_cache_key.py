@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from evalcore import __version__
-from evalcore.behaviour.cache_key import RunInputs, attempt_cache_key, stored_attempt_key
+from evalcore.behaviour.plan import RunPlan
+from evalcore.errors import StoreError
+from evalcore.models.tool_format import CatalogRewrite, ToolOverride
 from evalcore.cli import main
 from evalcore.models.types import ModelSpec
 from evalcore.store.behaviour import load_attempts, load_run
@@ -17,52 +19,73 @@ from tests.builders import GOLDEN, STEADY
 
 MODEL = ModelSpec("openai/gpt-4o-mini", api_base=None, temperature=0.0, seed=7)
 JUDGE = ModelSpec("sim/judge")
-RUN = RunInputs("fingerprint-1", JUDGE, "Grade the answer.", max_steps=8, fault_timeout_s=5.0, evalcore_version="1.0.0")
-KEY = attempt_cache_key(MODEL, "case-hash-1", 1, RUN)
+PLAN = RunPlan(
+    kind="run",
+    golden_path="golden/tasks.yaml",
+    golden_hash="golden-1",
+    cases=("case-1",),
+    rubric_sha256="rubric-1",
+    models=(MODEL,),
+    runs=5,
+    judge=JUDGE,
+    max_steps=8,
+    fault_timeout_s=5.0,
+    run_date="2026-08-01",
+    max_drop=0.02,
+    max_error_rate=0.0,
+    target="reference",
+    server_fingerprint="fingerprint-1",
+    evalcore_version="1.0.0",
+)
+KEY = PLAN.attempt_key(MODEL, "case-hash-1", 1)
+DISTRACTOR = {"name": "lookup_weather", "description": "Weather, maybe.", "inputSchema": {"type": "object"}}
 
 CHANGES = {
-    "model": (replace(MODEL, name="openai/gpt-4o"), "case-hash-1", 1, RUN),
-    "api_base": (replace(MODEL, api_base="http://127.0.0.1:8001/v1"), "case-hash-1", 1, RUN),
-    "temperature": (replace(MODEL, temperature=0.7), "case-hash-1", 1, RUN),
-    "seed": (replace(MODEL, seed=8), "case-hash-1", 1, RUN),
-    "seed unset": (replace(MODEL, seed=None), "case-hash-1", 1, RUN),
-    "model timeout": (replace(MODEL, timeout_s=5.0), "case-hash-1", 1, RUN),
-    "retries": (replace(MODEL, max_retries=0), "case-hash-1", 1, RUN),
-    "price": (replace(MODEL, input_cost_per_token=1e-6), "case-hash-1", 1, RUN),
-    "case (prompt, system prompt, expectations)": (MODEL, "case-hash-2", 1, RUN),
-    "attempt number": (MODEL, "case-hash-1", 2, RUN),
-    "server's tools and descriptions": (MODEL, "case-hash-1", 1, replace(RUN, server_fingerprint="fingerprint-2")),
-    "judge model": (MODEL, "case-hash-1", 1, replace(RUN, judge=ModelSpec("openai/gpt-4o"))),
-    "judge parameters": (MODEL, "case-hash-1", 1, replace(RUN, judge=replace(JUDGE, temperature=0.5))),
-    "no judge": (MODEL, "case-hash-1", 1, replace(RUN, judge=None)),
-    "rubric": (MODEL, "case-hash-1", 1, replace(RUN, rubric_text="Grade the answer strictly.")),
-    "step limit": (MODEL, "case-hash-1", 1, replace(RUN, max_steps=9)),
-    "fault timeout": (MODEL, "case-hash-1", 1, replace(RUN, fault_timeout_s=6.0)),
-    "evalcore version": (MODEL, "case-hash-1", 1, replace(RUN, evalcore_version="1.0.1")),
+    "model": (replace(MODEL, name="openai/gpt-4o"), "case-hash-1", 1, PLAN),
+    "api_base": (replace(MODEL, api_base="http://127.0.0.1:8001/v1"), "case-hash-1", 1, PLAN),
+    "temperature": (replace(MODEL, temperature=0.7), "case-hash-1", 1, PLAN),
+    "seed": (replace(MODEL, seed=8), "case-hash-1", 1, PLAN),
+    "seed unset": (replace(MODEL, seed=None), "case-hash-1", 1, PLAN),
+    "model timeout": (replace(MODEL, timeout_s=5.0), "case-hash-1", 1, PLAN),
+    "retries": (replace(MODEL, max_retries=0), "case-hash-1", 1, PLAN),
+    "price": (replace(MODEL, input_cost_per_token=1e-6), "case-hash-1", 1, PLAN),
+    "case (prompt, system prompt, expectations)": (MODEL, "case-hash-2", 1, PLAN),
+    "attempt number": (MODEL, "case-hash-1", 2, PLAN),
+    "server's tools and descriptions": (MODEL, "case-hash-1", 1, replace(PLAN, server_fingerprint="fingerprint-2")),
+    "catalog: a description the model sees": (MODEL, "case-hash-1", 1, replace(PLAN, catalog=CatalogRewrite({"get_weather": ToolOverride("Other.")}))),
+    "catalog: a distractor tool": (MODEL, "case-hash-1", 1, replace(PLAN, catalog=CatalogRewrite(distractors=(DISTRACTOR,)))),
+    "catalog: the order": (MODEL, "case-hash-1", 1, replace(PLAN, catalog=CatalogRewrite(order=("b", "a")))),
+    "judge model": (MODEL, "case-hash-1", 1, replace(PLAN, judge=ModelSpec("openai/gpt-4o"))),
+    "judge parameters": (MODEL, "case-hash-1", 1, replace(PLAN, judge=replace(JUDGE, temperature=0.5))),
+    "no judge": (MODEL, "case-hash-1", 1, replace(PLAN, judge=None)),
+    "rubric": (MODEL, "case-hash-1", 1, replace(PLAN, rubric_sha256="rubric-2")),
+    "step limit": (MODEL, "case-hash-1", 1, replace(PLAN, max_steps=9)),
+    "fault timeout": (MODEL, "case-hash-1", 1, replace(PLAN, fault_timeout_s=6.0)),
+    "evalcore version": (MODEL, "case-hash-1", 1, replace(PLAN, evalcore_version="1.0.1")),
 }
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_changing_any_input_changes_the_key(change: str) -> None:
-    assert attempt_cache_key(*CHANGES[change]) != KEY
+    model, case_hash, attempt, plan = CHANGES[change]
+    assert plan.attempt_key(model, case_hash, attempt) != KEY
 
 
 def test_the_same_inputs_give_the_same_key_and_scheduling_does_not_count() -> None:
-    assert attempt_cache_key(replace(MODEL), "case-hash-1", 1, replace(RUN)) == KEY
-    assert attempt_cache_key(replace(MODEL, max_concurrency=1), "case-hash-1", 1, RUN) == KEY  # how many run at once changes no attempt
+    assert replace(PLAN).attempt_key(replace(MODEL), "case-hash-1", 1) == KEY
+    assert PLAN.attempt_key(replace(MODEL, max_concurrency=1), "case-hash-1", 1) == KEY  # how many run at once changes no attempt
+    assert replace(PLAN, run_date="2026-09-01", runs=3).attempt_key(MODEL, "case-hash-1", 1) == KEY  # nor the run's date or size
 
 
-def test_a_stored_attempt_gets_the_same_key_from_its_run_config_and_an_old_run_gets_none() -> None:
-    from dataclasses import asdict
-
-    config = {"models": [asdict(MODEL)], "judge": asdict(JUDGE), "max_steps": 8, "cache_inputs": RUN.to_json()}
-    stored = json.loads(json.dumps(config))  # as the store gives it back
-    row = {"model": MODEL.name, "case_hash": "case-hash-1", "attempt": 1}
-    assert stored_attempt_key(row, stored, "fingerprint-1") == KEY
-    assert stored_attempt_key(row, stored, "fingerprint-2") != KEY
-    before = {k: v for k, v in stored.items() if k != "cache_inputs"}  # a run stored before the key held every input
-    assert stored_attempt_key(row, before, "fingerprint-1") is None
-    assert stored_attempt_key({**row, "model": "openai/other"}, stored, "fingerprint-1") is None
+def test_a_stored_plan_reads_back_to_the_same_plan_and_key() -> None:
+    plan = replace(PLAN, kind="perturb-arm", catalog=CatalogRewrite({"get_weather": ToolOverride(name="weather")}, (DISTRACTOR,), ("weather",)))
+    stored = json.loads(json.dumps(plan.to_json()))  # as the store gives it back
+    assert RunPlan.from_json(stored) == plan
+    assert RunPlan.from_json(stored).attempt_key(MODEL, "case-hash-1", 1) == plan.attempt_key(MODEL, "case-hash-1", 1)
+    with pytest.raises(StoreError, match="newer than this evalcore"):
+        RunPlan.from_json(stored | {"schema": 99})
+    with pytest.raises(StoreError, match="cannot be read"):
+        RunPlan.from_json({k: v for k, v in stored.items() if k != "golden"})
 
 
 # --- runs through the CLI, on the reference server -------------------------------------------------
@@ -87,8 +110,8 @@ def test_an_identical_run_hits_the_cache_and_a_changed_input_misses_it(workspace
     first = _run(workspace, reference_url)
     assert len(first) == 15 and all(row["cached_from"] is None for row in first)
     first_run = first[0]["run_id"]
-    config = json.loads(load_run(workspace / "evals.duckdb", first_run)["config_json"])
-    assert config["cache_inputs"]["evalcore_version"] == __version__
+    plan = RunPlan.from_json(json.loads(load_run(workspace / "evals.duckdb", first_run)["plan_json"]))
+    assert (plan.kind, plan.evalcore_version) == ("run", __version__)
 
     identical = _run(workspace, reference_url)
     assert {row["cached_from"] for row in identical} == {first_run}

@@ -97,31 +97,61 @@ def test_improvements_pass() -> None:
     assert compare_to_baseline(better, report()).passed
 
 
-def test_new_model_is_noted_not_failed() -> None:
-    current = report("now")
+def test_a_model_the_baseline_never_saw_is_gated_as_a_first_run() -> None:
+    current = report("now", cases={"billing-lookup": 0.8})
     newcomer = copy.deepcopy(current["models"][0]) | {"model": "openai/gpt-4o", "metrics": BASE_METRICS | {"pass_rate": 0.1}}
     current["models"].append(newcomer)
     result = compare_to_baseline(current, report())
-    assert result.passed
-    assert "openai/gpt-4o: not in the baseline, nothing to compare (new model)" in result.notes
+    assert result.passed  # every case gate of the newcomer is met: it passes as a first run would
+    assert result.not_compared == ["openai/gpt-4o (not in the baseline)"]
+    # A newcomer with a case gate unmet fails: it has no baseline, so it is gated as a first run is, never skipped.
+    red = copy.deepcopy(newcomer)
+    red["cases"][2] |= {"passes": 0, "pass_rate": 0.0, "gate_passed": False}
+    current["models"][1] = red
+    result = compare_to_baseline(current, report())
+    assert not result.passed and result.regressions == [] and result.unmet_first_run == ["openai/gpt-4o billing-lookup 0/5"]
+    gate = decide(current | {"caseGates": {"passed": False, "failing": [{"model": "openai/gpt-4o", "case": "billing-lookup", "passes": 0, "runs": 5}]}}, report(), max_drop=0.02, incomplete=None)
+    assert (gate.status, gate.passed, gate.green) == ("fail", False, False)
+    assert "openai/gpt-4o (not in the baseline)" in gate.reason and "gated as a first run" in gate.reason
+
+
+def test_a_case_the_baseline_never_saw_must_meet_its_gate() -> None:
+    current = report("now", cases={"billing-lookup": 0.8, "brand-new": 0.2})
+    result = compare_to_baseline(current, report())
+    assert not result.passed and result.unmet_first_run == ["sim/lexical brand-new 1/5"]
+    assert any("case(s) not in the baseline: brand-new" in entry for entry in result.not_compared)
 
 
 def test_model_dropped_from_the_run_is_noted() -> None:
-    result = compare_to_baseline(report("now", model="sim/other"), report())
+    result = compare_to_baseline(report("now", model="sim/other", cases={"billing-lookup": 0.8}), report())
     assert result.passed
     assert "sim/lexical: in the baseline but not in this run" in result.notes
 
 
-def test_a_metric_the_baseline_lacks_is_noted_and_one_this_run_lacks_fails() -> None:
+def test_a_metric_null_in_the_baseline_is_unknown_not_skipped() -> None:
     current = report("now", metrics={"task_completion": 0.2})
     result = compare_to_baseline(current, report())
-    assert result.passed
-    assert result.notes == ["sim/lexical: not compared, no value in the baseline: task_completion (not in the baseline)"]
+    assert not result.passed  # unknown in the baseline: the model is gated as a first run, and billing-lookup is 3/5
+    assert result.not_compared == ["sim/lexical: task_completion (no value in the baseline: unknown)"]
+    assert "gated as a first run" in result.notes[-1]
+    # An all-errored baseline has every figure null: a clearly worse run never passes against it.
+    empty = report("base", metrics=dict.fromkeys(BASE_METRICS))
+    worse = report("now", metrics={"pass_rate": 0.67}, cases={"weather-paris": 0.4})
+    assert not compare_to_baseline(worse, empty).passed
     # A figure the baseline has and this run could not measure (a case errored on every attempt) never reads as a pass.
     unmeasured = compare_to_baseline(report("now", metrics={"pass_rate": None}), report())
     assert not unmeasured.passed
     assert [(r.metric, r.current) for r in unmeasured.regressions] == [("pass_rate", None)]
     assert "not measured now" in render_gate(unmeasured)
+
+
+@pytest.mark.parametrize("kind", ["compare-baseline", "compare-candidate", "perturb-arm", "replay"])
+def test_an_arm_or_a_replay_is_never_green_and_never_says_it_becomes_the_baseline(kind: str) -> None:
+    green = report("first", cases={"billing-lookup": 0.8})
+    for baseline in (None, report()):
+        gate = decide(green, baseline, max_drop=0.02, incomplete=None, kind=kind)
+        assert gate.passed and not gate.green
+        assert "becomes the baseline" not in gate.reason and "never a baseline" in gate.reason
 
 
 def test_every_regression_of_a_model_is_reported() -> None:
