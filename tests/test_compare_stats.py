@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evalcore.compare.verdicts import ArmCounts, compare_runs, judge_differences
+from evalcore.compare.render import render_comparison
+from evalcore.compare.verdicts import ArmCounts, Pool, compare_runs, judge_differences, judge_pools, pool_cases
 from evalcore.models.tool_format import CatalogRewrite, ToolOverride, to_openai_tools
 from evalcore.records import MetricSet
 from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, newcombe_interval, runs_needed
@@ -138,3 +139,63 @@ def test_overrides_show_the_model_new_words_and_map_its_calls_back():
     with pytest.raises(ValueError, match="also the name the model sees for get_invoice"):
         to_openai_tools(tools, CatalogRewrite({"get_weather": ToolOverride(name="get_invoice")}))
     assert to_openai_tools(tools)[0] == to_openai_tools(tools, CatalogRewrite())[0]  # no override, no change
+
+
+def _case(model: str, case: str, passes: int, scored: int, attempts: int = 10) -> MetricSet:
+    return MetricSet("case", model, case, {"passes": float(passes), "scored": float(scored), "errored": float(attempts - scored), "attempts": float(attempts)})
+
+
+def _model(model: str, *cases: MetricSet) -> MetricSet:
+    """The model's stored counts: the sums over all its cases, as the runner stores them."""
+    return MetricSet("model", model, "", {name: sum(case.get(name) or 0.0 for case in cases) for name in ("passes", "scored", "errored", "attempts")})
+
+
+def _compare(baseline: list[MetricSet], candidate: list[MetricSet]):
+    return compare_runs(
+        baseline,
+        candidate,
+        comparison_id="cmp-1",
+        golden_path="golden/tasks.yaml",
+        candidate_source={"kind": "run", "source": "stored run B"},
+        alpha=0.05,
+        runs=10,
+        baseline_run_id="A",
+        candidate_run_id="B",
+    )
+
+
+def test_a_model_does_not_read_better_because_the_candidate_errored_on_the_case_the_baseline_fails():
+    # m: the baseline fails "hard" 0/10 and passes "easy" 10/10; every candidate attempt of "hard" errored.
+    base_cases = [_case("m", "hard", 0, 10), _case("m", "easy", 10, 10)]
+    cand_cases = [_case("m", "hard", 0, 0), _case("m", "easy", 10, 10)]
+    # n: the same, and the candidate truly better on "mid" (0/10 -> 10/10): still not better, "hard" is unknown.
+    base_n = [_case("n", "hard", 0, 10), _case("n", "mid", 0, 10)]
+    cand_n = [_case("n", "hard", 0, 0), _case("n", "mid", 10, 10)]
+    baseline = [*base_cases, _model("m", *base_cases), *base_n, _model("n", *base_n)]
+    comparison = _compare(baseline, [*cand_cases, _model("m", *cand_cases), *cand_n, _model("n", *cand_n)])
+    report = comparison.to_json()
+    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    m, n = report["models"]
+    # Pooled over every case each arm scored, m would read 10/20 against 10/10: better (p = 0.011). Over the cases
+    # scored in both arms it is 10/10 against 10/10.
+    assert (m["baseline"]["passed"], m["baseline"]["scored"], m["candidate"]["passed"], m["candidate"]["scored"]) == (10, 10, 10, 10)
+    assert m["verdict"] == "no_difference" and m["casesLeftOut"] == 1 and m["candidate"]["errored"] == 0
+    assert n["delta"] == 1.0 and n["qValue"] <= 0.05 and n["verdict"] == "inconclusive" and n["casesLeftOut"] == 1
+    assert {c["case"]: c["verdict"] for c in report["cases"] if c["model"] == "m"} == {"hard": "inconclusive", "easy": "no_difference"}
+    assert report["failed"] is True and {(d.model, d.case) for d in comparison.failed} == {("m", "hard"), ("m", None), ("n", "hard"), ("n", None)}
+    text = render_comparison(comparison)
+    assert "no difference (1 case not scored in both arms)" in text and "INCONCLUSIVE (1 case not scored in both arms)" in text and "exit 1" in text
+
+
+def test_pools_take_the_cases_scored_in_both_arms_and_count_the_others():
+    pools = pool_cases(
+        [
+            ("m", ArmCounts(3, 5, 0, 5), ArmCounts(4, 4, 1, 5)),
+            ("m", ArmCounts(0, 0, 5, 5), ArmCounts(5, 5, 0, 5)),  # the baseline scored nothing
+            ("m", ArmCounts(2, 5, 0, 5), ArmCounts()),  # absent from the candidate
+            ("n", ArmCounts(1, 2, 0, 2), ArmCounts(2, 2, 0, 2)),
+        ]
+    )
+    assert pools == {"m": Pool(ArmCounts(3, 5, 0, 5), ArmCounts(4, 4, 1, 5), 2), "n": Pool(ArmCounts(1, 2, 0, 2), ArmCounts(2, 2, 0, 2), 0)}
+    (nothing,) = judge_pools([("m", None, Pool(cases_left_out=3))], 0.05)
+    assert nothing.verdict == "inconclusive" and nothing.delta is None and nothing.fails

@@ -23,11 +23,14 @@ from evalcore.compare.paraphrase import paraphrase_descriptions
 from evalcore.compare.perturbations import CatalogInput, get, registered
 from evalcore.compare.perturbations.distractors import bundled_catalog
 from evalcore.compare.perturbations.short_descriptions import SHORT_WORDS
+from evalcore.compare.render import render_sensitivity
+from evalcore.compare.sensitivity import PerturbationArm, PerturbReport, judge_sensitivity, selection_metric
 from evalcore.mcp.target import Target
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.sim.lexical import choose_tool
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
+from evalcore.records import MetricSet
 from evalcore.store.behaviour import list_runs, load_attempts
 from evalcore.store.comparisons import comparisons_export, list_comparisons
 from evalcore.store.perturbations import list_perturbations, perturbations_export
@@ -155,6 +158,50 @@ def test_sim_lexical_changes_its_picks_under_perturbations_as_its_matching_says(
     assert _pick("What's the weather in Paris?", "renamed", terse) is None  # "weather" was only in the name
 
 
+# --- the sweep's verdicts and exit, from stored case metrics ----------------------------------------------------------
+
+
+def _selections(model: str, case: str, correct: int, scored: int, attempts: int = 10) -> MetricSet:
+    counts = {"scored": float(scored), "errored": float(attempts - scored), "attempts": float(attempts)}
+    return MetricSet("case", model, case, counts | {selection_metric(): correct / scored if scored else None})
+
+
+def _sweep(baseline: list[MetricSet], perturbed: list[MetricSet], tools_of_cases: dict[str, str]) -> PerturbReport:
+    models, tools = judge_sensitivity(baseline, [("shuffled", perturbed)], tools_of_cases, 0.05)
+    arm = PerturbationArm("shuffled", "tools shuffled", {}, "B", "cmp-1")
+    return PerturbReport("ptb-1", "golden/tasks.yaml", 0.05, 10, 0, "A", (arm,), tuple(models), tuple(tools))
+
+
+def test_a_case_not_measured_in_an_arm_fails_the_sweep_and_leaves_its_rows():
+    # Two cases of one tool; every perturbed attempt of "weather-lyon" errored. Pooled over every case each arm
+    # scored, the model and the tool rows read 10/10 against 10/10 and the sweep passed (exit 0), while the arm's
+    # comparison said the case was inconclusive.
+    tools_of_cases = {"weather-paris": "get_weather", "weather-lyon": "get_weather"}
+    baseline = [_selections("m", "weather-paris", 10, 10), _selections("m", "weather-lyon", 10, 10)]
+    perturbed = [_selections("m", "weather-paris", 10, 10), _selections("m", "weather-lyon", 0, 0)]
+    sweep = _sweep(baseline, perturbed, tools_of_cases)
+    report = sweep.to_json()
+    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    assert [(r.get("tool"), r["baseline"]["scored"], r["perturbed"]["scored"], r["casesLeftOut"]) for r in report["models"] + report["tools"]] == [
+        (None, 10, 10, 1),
+        ("get_weather", 10, 10, 1),
+    ]
+    assert report["failed"] is True and len(sweep.failed) == 2
+    assert "no difference (1 case not scored in both arms)" in render_sensitivity(sweep) and "exit 1" in render_sensitivity(sweep)
+    # Measured in both arms, the same counts pass.
+    assert not _sweep(baseline, [_selections("m", "weather-paris", 10, 10), _selections("m", "weather-lyon", 10, 10)], tools_of_cases).failed
+
+
+def test_a_perturbed_arm_does_not_select_better_because_it_errored_on_the_hard_case():
+    tools_of_cases = {"hard": "get_ticket", "easy": "get_ticket"}
+    baseline = [_selections("m", "hard", 0, 10), _selections("m", "easy", 10, 10)]
+    perturbed = [_selections("m", "hard", 0, 0), _selections("m", "easy", 10, 10)]
+    report = _sweep(baseline, perturbed, tools_of_cases).to_json()
+    for row in (*report["models"], *report["tools"]):  # over every scored case: 10/20 against 10/10, better (p = 0.011)
+        assert (row["baseline"]["correct"], row["baseline"]["scored"], row["perturbed"]["correct"], row["drop"]) == (10, 10, 10, 0.0)
+        assert row["verdict"] == "no_difference" and row["casesLeftOut"] == 1
+
+
 # --- the sweep, end to end --------------------------------------------------------------------------------------------
 
 GOLDEN = """\
@@ -245,6 +292,33 @@ def test_a_sweep_over_stdio_with_nothing_worse_exits_0(tmp_path, capsys):
     report = _report(tmp_path)
     assert report["failed"] is False and {r["verdict"] for r in [*report["models"], *report["tools"]]} == {"no_difference"}
     assert len(list_runs(tmp_path / "evals.duckdb")) == 2
+
+
+def test_a_case_every_attempt_of_which_errored_makes_the_sweep_exit_1(tmp_path, reference_url, capsys):
+    # Every attempt of weather-paris fails with a provider 400, in both arms; get_weather's other case is measured.
+    golden = ["cases:"]
+    for city in ("Paris", "Lyon"):
+        golden += [f"  - id: weather-{city.lower()}", f'    prompt: "Weather in {city}?"', "    expect_tool: get_weather", f"    expect_args: {{city: {city}}}"]
+    script = """\
+cases:
+  weather-paris: {calls: [{name: get_weather, args: {city: Paris}}], error: 400}
+  weather-lyon: {calls: [{name: get_weather, args: {city: Lyon}}]}
+"""
+    (tmp_path / "tasks.yaml").write_text("\n".join(golden) + "\n")
+    (tmp_path / "script.yaml").write_text(script)
+    arguments = ["--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{tmp_path / 'script.yaml'}", "--url", reference_url]
+    code = _perturb(tmp_path, *arguments, "--runs", "2", "--perturbations", "shuffled")
+    out = capsys.readouterr().out
+    assert code == 1, out
+    report = _report(tmp_path)
+    rows = [*report["models"], *report["tools"]]
+    assert [(r.get("tool"), r["baseline"]["correct"], r["perturbed"]["correct"], r["verdict"], r["casesLeftOut"]) for r in rows] == [
+        (None, 2, 2, "no_difference", 1),
+        ("get_weather", 2, 2, "no_difference", 1),
+    ]
+    assert report["failed"] is True and "1 case not scored in both arms" in out and "exit 1" in out
+    (comparison,) = list_comparisons(tmp_path / "evals.duckdb")
+    assert comparison["failed"] is True and {c["case"]: c["verdict"] for c in comparison["report"]["cases"]}["weather-paris"] == "inconclusive"
 
 
 def test_a_null_perturbation_of_a_chance_model_is_not_flagged_beyond_alpha(tmp_path, reference_url, capsys):

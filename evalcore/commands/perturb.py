@@ -2,8 +2,9 @@
 perturbations, each arm tested against the baseline for the drop in selection accuracy, per model and per tool.
 
 Exit codes: 0 when no model and no tool selects significantly worse under any
-perturbation, 1 when one does (or an arm scored nothing for it, so it was not
-measured), 2 on usage errors.
+perturbation, 1 when one does, or was not wholly measured (an arm scored no
+attempt of one of its cases: that case's comparison is inconclusive, as
+`compare` exits 1 on it), 2 on usage errors.
 """
 
 from __future__ import annotations

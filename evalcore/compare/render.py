@@ -4,7 +4,7 @@ perturbation sweep as `evalcore perturb` prints it (per perturbation, its models
 from __future__ import annotations
 
 from evalcore.compare.sensitivity import PerturbReport, Sensitivity
-from evalcore.compare.verdicts import ArmCounts, Comparison, Difference
+from evalcore.compare.verdicts import ArmCounts, Comparison, Difference, left_out_text
 
 VERDICT_TEXT = {"better": "BETTER", "worse": "WORSE", "no_difference": "no difference", "inconclusive": "INCONCLUSIVE (an arm scored nothing)"}
 
@@ -20,7 +20,7 @@ def render_comparison(comparison: Comparison) -> str:
         f"{'model':<24} {'case':<30} {'baseline':>9} {'candidate':>9} {'delta':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict",
     ]
     lines += [_row(d.model, d.case or "", d) for d in comparison.cases]
-    lines += ["", f"{'model (all cases pooled)':<55} {'baseline':>9} {'candidate':>9} {'delta':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict"]
+    lines += ["", f"{'model (cases scored in both arms pooled)':<55} {'baseline':>9} {'candidate':>9} {'delta':>6}  {'95% CI':<15} {'p':>7} {'q':>7}  verdict"]
     lines += [_row(d.model, None, d) for d in comparison.models]
     counts = {verdict: sum(d.verdict == verdict for d in comparison.cases) for verdict in VERDICT_TEXT}
     lines += [
@@ -38,10 +38,18 @@ def _row(model: str, case: str | None, difference: Difference) -> str:
     delta = f"{difference.delta:+.2f}" if difference.delta is not None else "—"
     interval = f"[{difference.ci[0]:+.2f}, {difference.ci[1]:+.2f}]" if difference.ci is not None else "—"
     p_value, q_value = _probability(difference.p_value), _probability(difference.q_value)
-    verdict = VERDICT_TEXT[difference.verdict]
+    verdict = verdict_text(difference)
     if difference.runs_needed is not None:
         verdict += f" (~{difference.runs_needed} runs per arm to detect {delta})"
     return f"{label} {_counts(difference.baseline):>9} {_counts(difference.candidate):>9} {delta:>6}  {interval:<15} {p_value:>7} {q_value:>7}  {verdict}"
+
+
+def verdict_text(difference: Difference) -> str:
+    """ "BETTER", or for a pool that left cases out "INCONCLUSIVE (1 case not scored in both arms)"."""
+    if not difference.cases_left_out:
+        return VERDICT_TEXT[difference.verdict]
+    verdict = "INCONCLUSIVE" if difference.verdict == "inconclusive" else VERDICT_TEXT[difference.verdict]
+    return f"{verdict} ({left_out_text(difference.cases_left_out)})"
 
 
 def _probability(value: float | None) -> str:
@@ -79,4 +87,4 @@ def _sensitivity_row(sensitivity: Sensitivity) -> str:
     interval = f"[{0.0 - d.ci[1]:+.2f}, {0.0 - d.ci[0]:+.2f}]" if d.ci is not None else "—"
     counts = f"{_counts(d.baseline):>9} {_counts(d.candidate):>9}"
     tests = f"{_probability(d.p_value):>7} {_probability(d.q_value):>7}"
-    return f"  {d.model[:24]:<24} {tool[:28]:<28} {counts} {drop:>6}  {interval:<15} {tests}  {VERDICT_TEXT[d.verdict]}"
+    return f"  {d.model[:24]:<24} {tool[:28]:<28} {counts} {drop:>6}  {interval:<15} {tests}  {verdict_text(d)}"

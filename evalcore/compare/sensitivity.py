@@ -18,6 +18,13 @@ n_b scored baseline attempts selecting right and c_p of n_p perturbed ones:
     verdict   = worse (q <= alpha, drop > 0) | better (q <= alpha, drop < 0) | no_difference
                 | inconclusive (an arm has no scored attempt)
 
+A row pools only the cases scored in both arms (at least one scored attempt in
+each: `evalcore.compare.verdicts.pool_cases`) and says how many it left out
+(`casesLeftOut`). A row with a left-out case is never `better` and fails the
+sweep (exit 1), as the case fails the arm's comparison: that case was not
+measured, and pooling over different cases would let an arm read better because
+its attempts errored.
+
 The tests are `evalcore.compare.verdicts.judge_differences`, the ones
 `evalcore compare` runs (`evalcore.scoring.stats`).
 """
@@ -28,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from evalcore.compare.verdicts import ArmCounts, Difference, judge_differences
+from evalcore.compare.verdicts import ArmCounts, Difference, Pool, judge_pools, pool_cases
 from evalcore.golden.model import GoldenSet
 from evalcore.records import MetricSet
 from evalcore.scoring.registry import get
@@ -62,6 +69,7 @@ class Sensitivity:
             "pValue": d.p_value,
             "qValue": d.q_value,
             "verdict": d.verdict,
+            "casesLeftOut": d.cases_left_out or 0,
         }
 
 
@@ -95,8 +103,9 @@ class PerturbReport:
 
     @property
     def failed(self) -> tuple[Sensitivity, ...]:
-        """What fails the sweep (exit 1): a model or tool whose selection is significantly worse, or was not measured."""
-        return tuple(s for s in (*self.models, *self.tools) if s.difference.verdict in ("worse", "inconclusive"))
+        """What fails the sweep (exit 1): a model or tool whose selection is significantly worse, or was not measured
+        (wholly: a case of it left out, not scored in both arms)."""
+        return tuple(s for s in (*self.models, *self.tools) if s.difference.fails)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,43 +135,45 @@ def case_tools(golden: GoldenSet) -> dict[str, str]:
     return {case.id: (case.expect_tool or (case.expect_sequence[0] if case.expect_sequence else None) or NO_TOOL) for case in golden.cases}
 
 
-def selection_counts(metrics: Sequence[MetricSet], tools_of_cases: Mapping[str, str]) -> dict[tuple[str, str | None], ArmCounts]:
-    """Correct selections per model (tool None) and per (model, tool), from the run's stored case metrics."""
+def case_selection_counts(metrics: Sequence[MetricSet]) -> dict[tuple[str, str], ArmCounts]:
+    """Correct selections per (model, case), from the run's stored case metrics."""
     metric = selection_metric()
-    totals: dict[tuple[str, str | None], ArmCounts] = {}
+    counts: dict[tuple[str, str], ArmCounts] = {}
     for case in (s for s in metrics if s.scope == "case"):
         scored = int(case.get("scored") or 0)
         accuracy = case.get(metric)
-        counts = ArmCounts(round(accuracy * scored) if accuracy is not None else 0, scored, int(case.get("errored") or 0), int(case.get("attempts") or 0))
-        for key in ((case.model, None), (case.model, tools_of_cases.get(case.case_id, NO_TOOL))):
-            total = totals.get(key, ArmCounts())
-            totals[key] = ArmCounts(*(a + b for a, b in zip(_tuple(total), _tuple(counts), strict=True)))
-    return totals
+        correct = round(accuracy * scored) if accuracy is not None else 0
+        counts[(case.model, case.case_id)] = ArmCounts(correct, scored, int(case.get("errored") or 0), int(case.get("attempts") or 0))
+    return counts
+
+
+def selection_pools(
+    baseline: Mapping[tuple[str, str], ArmCounts], perturbed: Mapping[tuple[str, str], ArmCounts], tools_of_cases: Mapping[str, str]
+) -> dict[tuple[str, str | None], Pool]:
+    """Per model (tool None) and per (model, tool), in baseline order: its cases pooled over those scored in both arms."""
+    cases = []
+    for model, case_id in dict.fromkeys([*baseline, *perturbed]):
+        pair = baseline.get((model, case_id), ArmCounts()), perturbed.get((model, case_id), ArmCounts())
+        cases += [((model, None), *pair), ((model, tools_of_cases.get(case_id, NO_TOOL)), *pair)]
+    return pool_cases(cases)
 
 
 def judge_sensitivity(
     baseline: Sequence[MetricSet], perturbed: Sequence[tuple[str, Sequence[MetricSet]]], tools_of_cases: Mapping[str, str], alpha: float
 ) -> tuple[list[Sensitivity], list[Sensitivity]]:
     """(model rows, tool rows): every perturbation's model and (model, tool) tested against the baseline, in baseline order."""
-    base = selection_counts(baseline, tools_of_cases)
-    model_rows: list[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]] = []
-    tool_rows: list[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]] = []
+    base = case_selection_counts(baseline)
+    model_rows: list[tuple[str, tuple[str, str | None, Pool]]] = []
+    tool_rows: list[tuple[str, tuple[str, str | None, Pool]]] = []
     for perturbation, metrics in perturbed:
-        arm = selection_counts(metrics, tools_of_cases)
-        for key in dict.fromkeys([*base, *arm]):
-            model, tool = key
-            row = (perturbation, (model, tool, base.get(key, ArmCounts()), arm.get(key, ArmCounts())))
-            (model_rows if tool is None else tool_rows).append(row)
+        for (model, tool), pool in selection_pools(base, case_selection_counts(metrics), tools_of_cases).items():
+            (model_rows if tool is None else tool_rows).append((perturbation, (model, tool, pool)))
     return _judged(model_rows, alpha), _judged(tool_rows, alpha)
 
 
-def _judged(rows: Sequence[tuple[str, tuple[str, str | None, ArmCounts, ArmCounts]]], alpha: float) -> list[Sensitivity]:
-    differences = judge_differences([pair for _, pair in rows], alpha, with_runs_needed=False)
-    return [Sensitivity(perturbation, pair[1], difference) for (perturbation, pair), difference in zip(rows, differences, strict=True)]
-
-
-def _tuple(counts: ArmCounts) -> tuple[int, int, int, int]:
-    return counts.passed, counts.scored, counts.errored, counts.attempts
+def _judged(rows: Sequence[tuple[str, tuple[str, str | None, Pool]]], alpha: float) -> list[Sensitivity]:
+    differences = judge_pools([pool for _, pool in rows], alpha)
+    return [Sensitivity(perturbation, pool[1], difference) for (perturbation, pool), difference in zip(rows, differences, strict=True)]
 
 
 def _arm(counts: ArmCounts) -> dict[str, int]:

@@ -1,9 +1,10 @@
 """Pure logic: the verdict of a comparison of two behaviour runs, per (model, case) and per model (Layer 1 statistics).
 
-Each arm's counts are the stored metrics of its run (`run_metrics`: passes,
-scored, errored, attempts), never a recount. Errored attempts (a provider
-error after retries, the server out of reach: `evalcore.scoring.errored`)
-are not scored, so they are in neither arm's pass rate; they are shown.
+Each arm's counts are the stored case metrics of its run (`run_metrics`:
+passes, scored, errored, attempts), never a recount of attempts; a model's
+are sums of them (below). Errored attempts (a provider error after retries,
+the server out of reach: `evalcore.scoring.errored`) are not scored, so they
+are in neither arm's pass rate; they are shown.
 
 For each (model, case), with c_b of n_b scored attempts passing in the
 baseline and c_c of n_c in the candidate (`evalcore.scoring.stats`):
@@ -17,17 +18,26 @@ baseline and c_c of n_c in the candidate (`evalcore.scoring.stats`):
     runsNeeded = attempts per arm for 80% power at alpha against the observed rates,
                  where the verdict is no_difference and delta != 0
 
-Per model the cases' counts are pooled and tested the same way, with BH over
-the models. Pooling cases whose pass rates differ makes the model test
+Per model the cases' counts are pooled (summed) and tested the same way, with
+BH over the models. Pooling cases whose pass rates differ makes the model test
 conservative (the binomial variance of the pool exceeds the stratified one),
 never anti-conservative.
+
+A pool takes only the cases scored in both arms (at least one scored attempt
+in each, `scored` > 0: docs/metrics.md), summing their stored case counts, so
+both arms' rates are over the same cases: a candidate whose attempts errored
+on the case the baseline fails does not read better for it. The pool says how
+many cases it left out (`casesLeftOut`). Each left-out case is an inconclusive
+(model, case), so the comparison fails; and a pool with left-out cases is never
+`better` (it reads inconclusive, its test kept): what the left-out cases would
+have scored is unknown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal, TypeVar
 
 from evalcore.records import MetricSet
 from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, newcombe_interval, runs_needed
@@ -35,6 +45,8 @@ from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, n
 Verdict = Literal["better", "worse", "no_difference", "inconclusive"]
 SCHEMA_VERSION: Final = 1
 POWER: Final = 0.8
+LEFT_OUT_REASON: Final = "not scored in both arms"
+PoolKey = TypeVar("PoolKey", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,45 @@ class ArmCounts:
     def to_json(self) -> dict[str, int]:
         return {"passed": self.passed, "scored": self.scored, "errored": self.errored, "attempts": self.attempts}
 
+    def __add__(self, other: ArmCounts) -> ArmCounts:
+        return ArmCounts(self.passed + other.passed, self.scored + other.scored, self.errored + other.errored, self.attempts + other.attempts)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Both arms' counts of a group of cases, summed over the cases scored in both arms; `cases_left_out` the others."""
+
+    baseline: ArmCounts = ArmCounts()
+    candidate: ArmCounts = ArmCounts()
+    cases_left_out: int = 0
+
+
+def scored_in_both(baseline: ArmCounts, candidate: ArmCounts) -> bool:
+    """Whether a case was measured in both arms: at least one scored attempt in each (`evalcore.taxonomy`)."""
+    return baseline.scored > 0 and candidate.scored > 0
+
+
+def pool_cases(cases: Iterable[tuple[PoolKey, ArmCounts, ArmCounts]]) -> dict[PoolKey, Pool]:
+    """Per key (a model, a (model, tool)), in first-seen order: its cases' (baseline, candidate) counts pooled.
+
+    Only cases scored in both arms enter a pool, so both arms' rates are over the same cases; the others are counted
+    as left out. Pooling over different case sets would let an arm read better because its attempts on a hard case
+    errored.
+    """
+    pools: dict[PoolKey, Pool] = {}
+    for key, baseline, candidate in cases:
+        pool = pools.get(key, Pool())
+        if scored_in_both(baseline, candidate):
+            pools[key] = Pool(pool.baseline + baseline, pool.candidate + candidate, pool.cases_left_out)
+        else:
+            pools[key] = replace(pool, cases_left_out=pool.cases_left_out + 1)
+    return pools
+
+
+def left_out_text(cases: int) -> str:
+    """ "2 cases not scored in both arms": why a pool has fewer cases than the golden set."""
+    return f"{cases} case{'s' if cases != 1 else ''} {LEFT_OUT_REASON}"
+
 
 @dataclass(frozen=True)
 class Difference:
@@ -74,12 +125,18 @@ class Difference:
     q_value: float | None
     verdict: Verdict
     runs_needed: int | None
+    cases_left_out: int | None = None  # a pool's (`pool_cases`); None for one (model, case)
+
+    @property
+    def fails(self) -> bool:
+        """Whether it fails its comparison: worse, not measured, or pooled without some case that was not measured."""
+        return self.verdict in ("worse", "inconclusive") or bool(self.cases_left_out)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"model": self.model}
         if self.case is not None:
             data["case"] = self.case
-        return data | {
+        data |= {
             "baseline": self.baseline.to_json(),
             "candidate": self.candidate.to_json(),
             "delta": self.delta,
@@ -89,6 +146,9 @@ class Difference:
             "verdict": self.verdict,
             "runsNeeded": self.runs_needed,
         }
+        if self.cases_left_out is not None:
+            data["casesLeftOut"] = self.cases_left_out
+        return data
 
 
 @dataclass(frozen=True)
@@ -107,8 +167,8 @@ class Comparison:
 
     @property
     def failed(self) -> tuple[Difference, ...]:
-        """What fails the comparison (exit 1): every (model, case) or model that is worse, or was not measured."""
-        return tuple(d for d in (*self.cases, *self.models) if d.verdict in ("worse", "inconclusive"))
+        """What fails the comparison (exit 1): every (model, case) or model that is worse, or was not (wholly) measured."""
+        return tuple(d for d in (*self.cases, *self.models) if d.fails)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -151,6 +211,17 @@ def judge_differences(pairs: Sequence[tuple[str, str | None, ArmCounts, ArmCount
     return differences
 
 
+def judge_pools(pools: Sequence[tuple[str, str | None, Pool]], alpha: float) -> list[Difference]:
+    """Each (model, label, pool) tested as `judge_differences` does, BH over the pools; a pool with a left-out case
+    is never `better` (inconclusive, its test kept): the cases it lacks could have gone either way."""
+    differences = judge_differences([(model, label, pool.baseline, pool.candidate) for model, label, pool in pools], alpha, with_runs_needed=False)
+    judged = []
+    for difference, (_, _, pool) in zip(differences, pools, strict=True):
+        verdict: Verdict = "inconclusive" if pool.cases_left_out and difference.verdict == "better" else difference.verdict
+        judged.append(replace(difference, verdict=verdict, cases_left_out=pool.cases_left_out))
+    return judged
+
+
 def compare_runs(
     baseline: Sequence[MetricSet],
     candidate: Sequence[MetricSet],
@@ -163,9 +234,12 @@ def compare_runs(
     baseline_run_id: str,
     candidate_run_id: str,
 ) -> Comparison:
-    """The comparison of two runs' stored metric sets: every (model, case) and model either run has, baseline order first."""
-    cases = _pairs(baseline, candidate, "case")
-    models = _pairs(baseline, candidate, "model")
+    """The comparison of two runs' stored metric sets: every (model, case) and model either run has, baseline order first.
+
+    A model's row pools its stored case counts over the cases scored in both arms (`pool_cases`).
+    """
+    cases = _pairs(baseline, candidate)
+    models = pool_cases((model, base, cand) for model, _, base, cand in cases)
     return Comparison(
         comparison_id=comparison_id,
         golden_path=golden_path,
@@ -175,17 +249,14 @@ def compare_runs(
         baseline_run_id=baseline_run_id,
         candidate_run_id=candidate_run_id,
         cases=tuple(judge_differences(cases, alpha)),
-        models=tuple(judge_differences(models, alpha, with_runs_needed=False)),
+        models=tuple(judge_pools([(model, None, pool) for model, pool in models.items()], alpha)),
     )
 
 
-def _pairs(baseline: Sequence[MetricSet], candidate: Sequence[MetricSet], scope: str) -> list[tuple[str, str | None, ArmCounts, ArmCounts]]:
+def _pairs(baseline: Sequence[MetricSet], candidate: Sequence[MetricSet]) -> list[tuple[str, str, ArmCounts, ArmCounts]]:
     def by_key(sets: Sequence[MetricSet]) -> Mapping[tuple[str, str], MetricSet]:
-        return {(s.model, s.case_id): s for s in sets if s.scope == scope}
+        return {(s.model, s.case_id): s for s in sets if s.scope == "case"}
 
     base, cand = by_key(baseline), by_key(candidate)
     keys = list(dict.fromkeys([*base, *cand]))
-    return [
-        (model, case_id if scope == "case" else None, ArmCounts.from_metrics(base.get((model, case_id))), ArmCounts.from_metrics(cand.get((model, case_id))))
-        for model, case_id in keys
-    ]
+    return [(model, case_id, ArmCounts.from_metrics(base.get((model, case_id))), ArmCounts.from_metrics(cand.get((model, case_id)))) for model, case_id in keys]
