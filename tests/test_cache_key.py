@@ -10,9 +10,9 @@ import pytest
 
 from evalcore import __version__
 from evalcore.behaviour.plan import RunPlan
+from evalcore.cli import main
 from evalcore.errors import StoreError
 from evalcore.models.tool_format import CatalogRewrite, ToolOverride
-from evalcore.cli import main
 from evalcore.models.types import ModelSpec
 from evalcore.store.behaviour import load_attempts, load_run
 from tests.builders import GOLDEN, STEADY

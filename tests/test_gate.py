@@ -110,7 +110,12 @@ def test_a_model_the_baseline_never_saw_is_gated_as_a_first_run() -> None:
     current["models"][1] = red
     result = compare_to_baseline(current, report())
     assert not result.passed and result.regressions == [] and result.unmet_first_run == ["openai/gpt-4o billing-lookup 0/5"]
-    gate = decide(current | {"caseGates": {"passed": False, "failing": [{"model": "openai/gpt-4o", "case": "billing-lookup", "passes": 0, "runs": 5}]}}, report(), max_drop=0.02, incomplete=None)
+    gate = decide(
+        current | {"caseGates": {"passed": False, "failing": [{"model": "openai/gpt-4o", "case": "billing-lookup", "passes": 0, "runs": 5}]}},
+        report(),
+        max_drop=0.02,
+        incomplete=None,
+    )
     assert (gate.status, gate.passed, gate.green) == ("fail", False, False)
     assert "openai/gpt-4o (not in the baseline)" in gate.reason and "gated as a first run" in gate.reason
 

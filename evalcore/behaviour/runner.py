@@ -156,7 +156,7 @@ async def _run_behaviour(
     try:
         discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
         if resume_run_id is not None:
-            run_id, config = _resumable(config, resume_run_id, golden, fingerprint)
+            run_id, config = resumed_config(config, resume_run_id, golden, fingerprint)
             await asyncio.to_thread(store.reopen_run, config.db_path, run_id)
         else:
             run_id = new_run_id or store.new_run_id()
@@ -319,7 +319,7 @@ def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarge
     return running_fault_proxy(target, hold_s=config.fault_timeout_s + 2.0, limits=config.limits)
 
 
-def _resumable(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
+def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
     """The run to resume and its config as its stored plan says: kind, models, judge, limits, catalog rewrite, replayed run."""
     run = store.load_run(config.db_path, run_id)
     if run["effective_status"] == "complete" and not store.errored_attempt_keys(config.db_path, run_id):

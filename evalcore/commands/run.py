@@ -179,6 +179,8 @@ def _command(args: argparse.Namespace) -> int:
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
+    if args.resume and not args.replay_run:
+        args.replay_run = _resumed_replay(args)  # a replay resumes as a replay of the run it replayed, never on a live server
     replayed = replay_target(args.db, args.replay_run) if args.replay_run else None
 
     from evalcore.models.adapter import start_litellm_import
@@ -209,6 +211,7 @@ def _command(args: argparse.Namespace) -> int:
         fault_timeout_s=args.fault_timeout,
         golden_limits=golden_limits,
         replay_of=args.replay_run,
+        kind="replay" if args.replay_run else "run",
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     server = args.server if not (args.url or args.stdio) else None
@@ -309,6 +312,20 @@ def replay_target(db: Path, run_id: str) -> ReplayTarget:
     if not any(exchange.method == "tools/list" and exchange.answer for exchange in exchanges):
         raise ConfigError(f"run {run_id} in {db} has no recorded tool list to replay (it was made before evalcore recorded MCP exchanges)")
     return ReplayTarget(run_id, exchanges)
+
+
+def _resumed_replay(args: argparse.Namespace) -> str | None:
+    """The recorded run a resumed replay served (from its stored plan), or None for a run of another kind."""
+    from evalcore.behaviour.plan import RunPlan
+    from evalcore.store.behaviour import load_plan
+
+    stored = load_plan(args.db, args.resume)
+    plan = RunPlan.from_json(stored) if stored is not None else None
+    if plan is None or plan.replay_of is None:
+        return None
+    if args.url or args.stdio or args.server or args.header or args.server_env:
+        raise ConfigError(f"run {args.resume} is a replay of run {plan.replay_of}: resume it with no --url, --stdio, --server, --header or --server-env")
+    return plan.replay_of
 
 
 def _parse_date(text: str) -> date:
