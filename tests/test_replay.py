@@ -13,8 +13,11 @@ import pytest
 
 from evalcore.behaviour.history import run_points
 from evalcore.behaviour.replay_calls import compare_call, compare_catalogs, json_differences, recorded_catalog
+from evalcore.behaviour.report import render_summary
+from evalcore.ci.markdown import behaviour_comment
 from evalcore.cli import main
-from evalcore.records import RecordedExchange
+from evalcore.records import Incomplete, RecordedExchange
+from evalcore.scoring.gate import decide
 from evalcore.store.behaviour import load_attempts, load_run
 from evalcore.store.exchanges import exchanges_export, load_exchanges, write_exchanges
 from tests.builders import GOLDEN
@@ -125,6 +128,20 @@ def test_an_errored_replay_attempt_is_out_of_the_pass_rate_and_the_run_is_incomp
     weather = next(case for case in model["cases"] if case["id"] == "weather-paris")
     assert (weather["passes"], weather["runs"], weather["errored"]) == (1, 1, 1)
     assert report["passed"] is False and report["incomplete"]
+
+
+def test_a_case_gate_missed_because_an_attempt_errored_never_prints_as_met(recorded):
+    _, db = recorded
+    report = json.loads(load_run(db, "replayed")["report_json"])
+    (entry,) = [entry for entry in report["caseGates"]["failing"] if entry["case"] == "weather-paris"]
+    assert (entry["passes"], entry["runs"], entry["errored"]) == (1, 1, 1)  # its one scored attempt passed
+    # The matrix cell's wording (docs/metrics.md) wherever the unmet gate is printed: never a bare "1/1".
+    (line,) = [line for line in render_summary(report).splitlines() if " weather-paris " in line]
+    assert line.endswith(" 1/1 · 1 errored")
+    assert "| `weather-paris` | hard | 1/1 · 1 errored |" in behaviour_comment(report, None)
+    accepted = Incomplete(dict(report["incomplete"]["errored"]), report["incomplete"]["errorRate"], 1.0, report["incomplete"]["reason"])
+    gate = decide(report, None, max_drop=0.02, incomplete=accepted)
+    assert not gate.green and "weather-paris 1/1 · 1 errored" in gate.reason
 
 
 def test_replay_run_usage_errors_are_one_line_and_exit_2(recorded, capsys):

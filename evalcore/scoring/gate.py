@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from evalcore.errors import ConfigError
-from evalcore.records import Incomplete, Regression, RunGate
+from evalcore.records import Incomplete, Regression, RunGate, case_tally
 from evalcore.scoring.registry import regression_metrics
 
 DEFAULT_MAX_DROP: Final = 0.02
@@ -114,7 +114,7 @@ def unaccepted_errors(report: Mapping[str, Any]) -> str | None:
 
 def decide(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, *, max_drop: float, incomplete: Incomplete | None) -> RunGate:
     """The run's gate verdict and whether it is green (see the module docstring)."""
-    failing = [f"{c['model']} {c['case']} {c['passes']}/{c['runs']}" for c in report["caseGates"]["failing"]]
+    failing = [f"{c['model']} {c['case']} {case_tally(c['passes'], c['runs'], c.get('errored', 0))}" for c in report["caseGates"]["failing"]]
     case_gates_met = not failing
     unmet = f"{len(failing)} case gate(s) not met ({', '.join(failing[:3])}{', …' if len(failing) > 3 else ''})"
     if incomplete is not None and not incomplete.accepted:
