@@ -636,7 +636,7 @@ class RunReport:
 
     @property
     def failing_cases(self) -> list[dict[str, Any]]:
-        """Every (model, case) whose case gate is not met."""
+        """Every (model, case) whose case gate is not met, with its errored attempts (print it with `case_tally`)."""
         return [
             {
                 "model": model.model,
@@ -707,3 +707,11 @@ class RunReport:
 
 def _count(value: float | None) -> int:
     return int(value) if value is not None else 0
+
+
+def case_tally(passes: int, runs: int, errored: int = 0) -> str:
+    """A case's count as every view prints it (docs/metrics.md): "4/5" (passes of the scored attempts), "1/1 · 4 errored",
+    or "5 errored" when none was scored, so a gate missed because attempts errored never reads as met."""
+    if not runs:
+        return f"{errored} errored" if errored else "no verdict"
+    return f"{passes}/{runs} · {errored} errored" if errored else f"{passes}/{runs}"

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from evalcore.behaviour.history import run_points
-from evalcore.behaviour.replay_calls import compare_call, json_differences
+from evalcore.behaviour.replay_calls import compare_call, compare_catalogs, json_differences, recorded_catalog
+from evalcore.behaviour.report import render_summary
+from evalcore.ci.markdown import behaviour_comment
 from evalcore.cli import main
-from evalcore.records import RecordedExchange
+from evalcore.records import Incomplete, RecordedExchange
+from evalcore.scoring.gate import decide
 from evalcore.store.behaviour import load_attempts, load_run
 from evalcore.store.exchanges import exchanges_export, load_exchanges, write_exchanges
 from tests.builders import GOLDEN
@@ -127,6 +130,20 @@ def test_an_errored_replay_attempt_is_out_of_the_pass_rate_and_the_run_is_incomp
     assert report["passed"] is False and report["incomplete"]
 
 
+def test_a_case_gate_missed_because_an_attempt_errored_never_prints_as_met(recorded):
+    _, db = recorded
+    report = json.loads(load_run(db, "replayed")["report_json"])
+    (entry,) = [entry for entry in report["caseGates"]["failing"] if entry["case"] == "weather-paris"]
+    assert (entry["passes"], entry["runs"], entry["errored"]) == (1, 1, 1)  # its one scored attempt passed
+    # The matrix cell's wording (docs/metrics.md) wherever the unmet gate is printed: never a bare "1/1".
+    (line,) = [line for line in render_summary(report).splitlines() if " weather-paris " in line]
+    assert line.endswith(" 1/1 · 1 errored")
+    assert "| `weather-paris` | hard | 1/1 · 1 errored |" in behaviour_comment(report, None)
+    accepted = Incomplete(dict(report["incomplete"]["errored"]), report["incomplete"]["errorRate"], 1.0, report["incomplete"]["reason"])
+    gate = decide(report, None, max_drop=0.02, incomplete=accepted)
+    assert not gate.green and "weather-paris 1/1 · 1 errored" in gate.reason
+
+
 def test_replay_run_usage_errors_are_one_line_and_exit_2(recorded, capsys):
     directory, db = recorded
     golden = str(directory / "tasks.yaml")
@@ -140,9 +157,11 @@ def test_replay_run_usage_errors_are_one_line_and_exit_2(recorded, capsys):
 def test_replay_calls_against_the_same_server_finds_every_answer_identical(recorded, reference_url, capsys):
     directory, db = recorded
     assert main(["replay-calls", "over-http", "--db", str(db), "--url", reference_url, "--json", str(directory / "same.json")]) == 0
-    assert "6 same, 0 changed, 0 errored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "tools/list: same" in out and "6 same, 0 changed, 0 errored; tool catalog same" in out
     document = json.loads((directory / "same.json").read_text())
     assert document["identical"] and document["counts"] == {"same": 6, "changed": 0, "errored": 0}
+    assert document["catalog"]["verdict"] == "same" and not document["catalog"]["changes"] and document["notSent"] == 0
 
 
 def test_replay_calls_against_a_changed_server_exits_1_with_the_diff(recorded, capsys):
@@ -153,6 +172,83 @@ def test_replay_calls_against_a_changed_server_exits_1_with_the_diff(recorded, c
     assert 'result.structuredContent.city: "Paris" -> 12345' in out and "0 same, 6 changed, 0 errored" in out
     document = json.loads((directory / "changed.json").read_text())
     assert not document["identical"] and {call["verdict"] for call in document["calls"]} == {"changed"}
+
+
+@pytest.mark.parametrize(
+    ("server_options", "expected"),
+    [
+        # A vaguer description (the drift demo's v2) and a broken inputSchema on the first tool.
+        (
+            "--variant v2 --defect invalid_schema",
+            {"search_knowledge_base": ["description"], "get_weather": ["inputSchema"]},
+        ),
+        ("--defect dangling_ref", {"get_weather": ["outputSchema"]}),
+        ("--defect bad_tool_name", {"get_weather": "removed", "get weather, now": "added"}),
+    ],
+    ids=["description-and-input-schema", "output-schema", "renamed"],
+)
+def test_replay_calls_against_a_server_whose_catalog_changed_exits_1_naming_each_tool(recorded, server_options, expected, capsys):
+    directory, db = recorded
+    out_json = directory / f"catalog-{len(server_options)}.json"
+    command = f"{STDIO_SERVER} {server_options}"
+    assert main(["replay-calls", "over-stdio", "--db", str(db), "--stdio", command, "--json", str(out_json)]) == 1
+    out = capsys.readouterr().out
+    # Every answer is as recorded: only the catalog differs, and that alone is a difference.
+    assert "6 same, 0 changed, 0 errored; tool catalog changed: the server's tool catalog differs from the recording" in out
+    catalog = json.loads(out_json.read_text())["catalog"]
+    changes = {change["name"]: change for change in catalog["changes"]}
+    assert set(changes) == set(expected) and catalog["verdict"] == "changed"
+    for name, change in expected.items():
+        if isinstance(change, str):
+            assert changes[name]["change"] == change and f"  {change:<8} {name}\n" in out
+        else:
+            assert changes[name]["change"] == "changed" and changes[name]["fields"] == change
+            assert f"  changed  {name}: {', '.join(change)}\n" in out
+            assert all(difference.startswith(change[0]) for difference in changes[name]["differences"])
+    if "description" in expected.get("search_knowledge_base", ()):
+        assert '-> "Look things up."' in out  # the description as it reads now
+
+
+@pytest.mark.parametrize(
+    "target",
+    [["--url", "http://127.0.0.1:1/mcp"], ["--stdio", f"{sys.executable} -c pass"]],
+    ids=["http-refused", "stdio-exits"],
+)
+def test_replay_calls_to_a_server_it_cannot_reach_stops_at_once_with_exit_2(recorded, target, capsys):
+    _, db = recorded
+    assert main(["replay-calls", "over-http", "--db", str(db), *target]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("error: cannot reach the server ") and captured.out == ""  # no call reported as an answer that differs
+
+
+def test_replay_calls_stops_where_the_server_goes_away_and_sends_no_further_call(recorded, capsys):
+    directory, db = recorded
+    command = f"{sys.executable} -m tests.sdk_servers.exits_on_call_app"
+    assert main(["replay-calls", "over-stdio", "--db", str(db), "--stdio", command, "--json", str(directory / "gone.json")]) == 1
+    out = capsys.readouterr().out
+    assert "0 same, 0 changed, 1 errored, 5 not sent" in out
+    assert "the server could not be reached from call #" in out and "exited with code 3" in out
+    document = json.loads((directory / "gone.json").read_text())
+    assert not document["identical"] and document["notSent"] == 5 and [call["verdict"] for call in document["calls"]] == ["errored"]
+
+
+def test_the_catalog_diff_matches_tools_by_name_on_what_a_model_sees():
+    tool = {"name": "t", "description": "d", "inputSchema": {"type": "object"}, "_meta": {"x": 1}}
+    assert compare_catalogs([tool, {"name": "u"}], [{"name": "u"}, {**tool, "_meta": {"x": 2}}]).verdict == "same"  # order, _meta aside
+    changed = compare_catalogs([tool], [{**tool, "description": "e", "outputSchema": {"type": "object"}}])
+    (change,) = changed.changes
+    assert (change.change, change.fields) == ("changed", ("description", "outputSchema"))
+    assert change.differences == ('description: "d" -> "e"', 'outputSchema: (absent) -> {"type":"object"}')
+    long = "Search internal help-desk articles (how-to guides and policies) by keyword, in English."
+    (appended,) = compare_catalogs([{"name": "t", "description": long}], [{"name": "t", "description": long + " Never for billing."}]).changes
+    assert appended.differences == ('description: …"keyword, in English." -> …"keyword, in English. Never for billing."',)
+    paged = [
+        RecordedExchange(1, "tools/list", {}, {"result": {"tools": [{"name": "a"}], "nextCursor": "2"}}),
+        RecordedExchange(2, "tools/list", {"cursor": "2"}, {"result": {"tools": [{"name": "b"}]}}),
+    ]
+    assert [t["name"] for t in recorded_catalog(paged) or []] == ["a", "b"]
+    assert recorded_catalog([RecordedExchange(1, "tools/call", {}, None, "closed: gone")]) is None
 
 
 def test_the_diff_is_exact_and_names_each_path_that_differs():

@@ -20,7 +20,7 @@ from typing import Any
 
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport
+from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
 from evalcore.redaction import clip
 from evalcore.run_kinds import KIND_LABELS, run_status
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
@@ -193,8 +193,8 @@ def render_summary(report: Mapping[str, Any]) -> str:
     verdict = "all passed" if not failing else f"{len(failing)} below their gate"
     lines.append(f"case gates (hard {runs}/{runs}, soft {required_passes('soft', runs)}/{runs}): {verdict}")
     for entry in failing[:20]:
-        errored = f" ({entry['errored']} errored)" if entry.get("errored") else ""
-        lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {entry['passes']}/{entry['runs']}{errored}")
+        tally = case_tally(entry["passes"], entry["runs"], entry.get("errored", 0))
+        lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {tally}")
     if len(failing) > 20:
         lines.append(f"  … and {len(failing) - 20} more (see the JSON report)")
     lines.append("")

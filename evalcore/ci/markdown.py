@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from evalcore.records import case_tally
 from evalcore.scoring.registry import regression_metrics
 
 MAX_CELL_CHARS: Final = 200
@@ -115,7 +116,8 @@ def behaviour_comment(report: Mapping[str, Any], baseline: Mapping[str, Any] | N
     failing = (report.get("caseGates") or {}).get("failing") or []
     if failing:
         lines += ["", f"<details><summary>{len(failing)} cases below their gate</summary>", "", "| model | case | kind | passes |", "|---|---|---|---:|"]
-        lines += [f"| {cell(f['model'])} | {code(f['case'])} | {cell(f['kind'])} | {f['passes']}/{f['runs']} |" for f in failing[:50]]
+        tallies = [case_tally(f["passes"], f["runs"], f.get("errored", 0)) for f in failing[:50]]
+        lines += [f"| {cell(f['model'])} | {code(f['case'])} | {cell(f['kind'])} | {tally} |" for f, tally in zip(failing, tallies, strict=False)]
         lines += ["", "</details>"]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -1,8 +1,9 @@
 """Command: `python -m evalcore replay-calls RUN_ID` — a stored run's recorded tool calls sent to a server, answers diffed.
 
-No model: each recorded call goes to the server again and its answer is compared exactly with the recorded one
-(`evalcore.behaviour.replay_calls`). Exit 0 when every answer is identical, 1 when any changed or errored, 2 on usage
-errors.
+No model: the server's tool catalog is compared with the recorded one, then each recorded call goes to the server
+again and its answer is compared exactly with the recorded one (`evalcore.behaviour.replay_calls`). Exit 0 when every
+answer and the catalog are identical, 1 when any answer changed or errored or the catalog changed, 2 on usage errors
+and when the server cannot be reached.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option
 from evalcore.errors import ConfigError
 
 NAME = "replay-calls"
-SUMMARY = "send a stored run's recorded tool calls to a server (a new version) and diff the answers, with no model"
+SUMMARY = "send a stored run's recorded tool calls to a server (a new version) and diff the answers and its tool catalog, with no model"
 ORDER = 25
 
 
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     db_option(parser, "DuckDB store holding the run")
-    parser.add_argument("--json", type=Path, metavar="OUT", help="write every call's verdict, differences and both answers as JSON here")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the catalog's and every call's verdict, differences and both sides as JSON here")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds the server may take to answer one call (default 30)")
 
 

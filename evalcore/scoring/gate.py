@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from evalcore.errors import ConfigError
-from evalcore.records import Incomplete, Regression, RunGate
+from evalcore.records import Incomplete, Regression, RunGate, case_tally
 from evalcore.run_kinds import KIND_LABELS, RunOutcome, eligibility
 from evalcore.scoring.registry import regression_metrics
 
@@ -129,7 +129,11 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
 
 def _unmet_gates(model: str, cases: Sequence[Mapping[str, Any]]) -> list[str]:
     """The case gates among `cases` this run did not meet, as `model case passes/runs`."""
-    return [f"{model} {case.get('id')} {case.get('passes')}/{case.get('runs')}" for case in cases if case.get("gate_passed") is not True]
+    return [
+        f"{model} {case.get('id')} {case_tally(int(case.get('passes') or 0), int(case.get('runs') or 0), int(case.get('errored') or 0))}"
+        for case in cases
+        if case.get("gate_passed") is not True
+    ]
 
 
 def unaccepted_errors(report: Mapping[str, Any]) -> str | None:
@@ -155,7 +159,7 @@ def decide(
     `kind` is the run's kind (`evalcore.run_kinds`): a kind that may never be a baseline (an arm, a replay) is never
     green, and its reason says so. `notes` are the caller's, added to the gate's (e.g. an edited golden set).
     """
-    failing = [f"{c['model']} {c['case']} {c['passes']}/{c['runs']}" for c in report["caseGates"]["failing"]]
+    failing = [f"{c['model']} {c['case']} {case_tally(c['passes'], c['runs'], c.get('errored', 0))}" for c in report["caseGates"]["failing"]]
     case_gates_met = not failing
     unmet = f"{len(failing)} case gate(s) not met ({', '.join(failing[:3])}{', …' if len(failing) > 3 else ''})"
     standing = eligibility(kind, RunOutcome("complete", green=True)).baseline
