@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore.dashboard import data, figures, matrix_grid, widgets
+from evalcore.dashboard.queries import RunFilters
 
 st.set_page_config(page_title="evalcore — MCP evaluation", layout="wide")
 st.title("Model × case matrix")
@@ -59,12 +60,8 @@ else:
         latest = cells.sort_values("run_date").iloc[-1]
         verdict = data.latest_conformance_verdict(db, str(latest["server_target"]), str(latest["server_fingerprint"]))
         widgets.layer0_verdict(verdict)
-        statuses = data.runs(db).set_index("run_id")["status"]
-        for run_id in sorted(set(cells["run_id"])):
-            if statuses.get(run_id) == "running":
-                st.info(f"Run {run_id} is still running: its cells count the attempts stored so far.")
-            elif statuses.get(run_id) == "crashed":
-                st.warning(f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
+        for level, note in widgets.run_state_notes(data.run_list(db, RunFilters()), sorted(set(cells["run_id"]))):
+            (st.info if level == "info" else st.warning)(note)
         if bool(cells["simulated"].any()):
             st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 

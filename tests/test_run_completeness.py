@@ -120,3 +120,12 @@ def test_gate_fails_an_incomplete_report_and_refuses_it_as_baseline(incomplete_r
     assert main(["gate", "--report", str(green_path), "--baseline", str(report_path)]) == 2
     err = capsys.readouterr().err
     assert "is an incomplete run and cannot be a baseline" in err and err.count("\n") == 1
+
+
+def test_baseline_accept_refuses_a_run_with_errored_attempts(incomplete_run, capsys):
+    _, db, _ = incomplete_run
+    (run,) = list_runs(db)
+    assert main(["baseline", "accept", run["run_id"], "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot be a baseline: 2 of its 56 attempts errored" in err and "--resume" in err
+    assert last_green_report(db) is None

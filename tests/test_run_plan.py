@@ -17,7 +17,7 @@ from evalcore.behaviour.history import run_points
 from evalcore.behaviour.plan import RunPlan
 from evalcore.behaviour.runner import BehaviourConfig, resumed_config
 from evalcore.cli import main
-from evalcore.dashboard import queries
+from evalcore.dashboard import queries, widgets
 from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.run_kinds import RUN_KINDS, RunOutcome, eligibility
@@ -139,9 +139,11 @@ def test_the_matrix_and_drift_show_only_kinds_that_stand_for_the_server(kinds: K
     assert set(queries.matrix(kinds.db)["run_id"]) <= standing
     drifting = {point.run_id for point in run_points(kinds.db)}
     assert drifting and drifting <= kinds.ids(*(kind for kind in RUN_KINDS if eligibility(kind, RunOutcome("complete", green=True)).drift))
-    # Picked by id, an arm still opens in the matrix.
+    # Picked by id, an arm still opens in the matrix, which says what it is.
     arm = next(iter(kinds.ids("compare-candidate")))
     assert set(queries.matrix(kinds.db, queries.AttemptFilters(run_id=arm))["run_id"]) == {arm}
+    notes = widgets.run_state_notes(queries.run_list(kinds.db), [arm, *picked.values()])
+    assert notes == [("warning", f"Run {arm} is a compare: candidate arm: it measured something other than the server as it is, and is never a baseline.")]
 
 
 def test_the_runs_list_and_cli_name_each_kind_and_one_status(kinds: KindStore, capsys: pytest.CaptureFixture[str]) -> None:
@@ -232,3 +234,27 @@ def _crash(db: Path, run_id: str) -> None:
         connection.execute("DELETE FROM attempts WHERE run_id = ? AND case_id = 'weather-paris' AND attempt = 1", [run_id])
         connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
         connection.execute("DELETE FROM case_cells WHERE run_id = ?", [run_id])
+
+
+def test_an_edited_golden_set_is_not_gated_against_the_old_content(tmp_path: Path, reference_url: str) -> None:
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "green.yaml").write_text(GREEN)
+    argv = ("run", "--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{tmp_path / 'green.yaml'}", "--url", reference_url, "--runs", "1")
+    assert _run(tmp_path, *argv, "--out", str(tmp_path / "first.json")) == 0
+    first = json.loads((tmp_path / "first.json").read_text())["runId"]
+    (tmp_path / "tasks.yaml").write_text(GOLDEN.replace("Hi there!", "Hello, anyone there?"))
+    assert _run(tmp_path, *argv, "--out", str(tmp_path / "second.json")) == 0
+    gate = json.loads((tmp_path / "second.json").read_text())["gate"]
+    assert gate["status"] == "no_baseline" and gate["baselineRunId"] is None
+    assert any(f"changed since baseline run {first}" in note for note in gate["notes"])
+
+
+def test_a_model_is_one_column_however_its_script_path_is_spelt(tmp_path: Path, reference_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "green.yaml").write_text(GREEN)
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("sim/script:green.yaml", "sim/script:./green.yaml", f"sim/script:{tmp_path / 'green.yaml'}"):
+        assert _run(tmp_path, "run", "--golden", "tasks.yaml", "--models", spelling, "--url", reference_url, "--runs", "1") == 0
+    models = {json.dumps(json.loads(run["models_json"])) for run in list_runs(tmp_path / "evals.duckdb")}
+    assert models == {json.dumps([f"sim/script:{(tmp_path / 'green.yaml').resolve().as_posix()}"])}
+    assert len(queries.picked_runs(tmp_path / "evals.duckdb")) == 1

@@ -28,6 +28,7 @@ from evalcore.dashboard.figures import NO_PRICE, missing, model_labels
 from evalcore.dashboard.queries import AttemptFilters
 from evalcore.errors import EvalcoreError
 from evalcore.models.types import short_model_name
+from evalcore.run_kinds import KIND_LABELS, standing_kinds
 from evalcore.scoring import registry
 
 EMPTY_STATE = "run `python -m evalcore demo` or `make run` to record some (`python -m evalcore conformance --reference` records a Layer 0 run only)."
@@ -209,6 +210,31 @@ def layer0_verdict(verdict: pd.DataFrame) -> None:
         f"{row['era'] if isinstance(row['era'], str) else 'era unknown'}, run {row['run_id']})"
     )
     (st.success if passed else st.error)(text)
+
+
+def run_state_notes(runs: pd.DataFrame, run_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """What the Matrix must say of the runs it shows (`queries.run_list` rows): (level, text) for each run that is not
+    simply finished, or that does not stand for the server (an arm or a replay, opened by id). Level: info | warning."""
+    by_id = runs.set_index("run_id") if not runs.empty else runs
+    notes: list[tuple[str, str]] = []
+    standing = {KIND_LABELS[kind] for kind in standing_kinds()}
+    for run_id in sorted(run_ids):
+        if run_id not in by_id.index:
+            continue
+        status, kind = str(by_id.loc[run_id, "status"]), str(by_id.loc[run_id, "kind"])
+        if status == "running":
+            notes.append(("info", f"Run {run_id} is still running: its cells count the attempts stored so far."))
+        elif status == "crashed":
+            notes.append(
+                ("warning", f"Run {run_id} crashed before it finished: its cells count only what it stored (python -m evalcore run --resume {run_id}).")
+            )
+        elif status in ("failed", "cancelled"):
+            why = by_id.loc[run_id, "why"]
+            reason = f" ({why})" if isinstance(why, str) and why else ""
+            notes.append(("warning", f"Run {run_id} {status} before it finished{reason}: its cells count only what it stored."))
+        if kind not in standing:
+            notes.append(("warning", f"Run {run_id} is a {kind}: it measured something other than the server as it is, and is never a baseline."))
+    return notes
 
 
 def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
