@@ -200,8 +200,8 @@ def render_summary(report: Mapping[str, Any]) -> str:
     lines.append("")
     gate = report.get("gate") or {}
     status = str(gate.get("status") or "none").upper().replace("_", " ")
-    lines.append(f"run gate: {status}: {gate.get('reason', '')}")
     lines.append(f"status: {run_status('complete', gate or None)}")
+    lines.append(f"run gate: {status}: {gate.get('reason', '')}")
     for regression in gate.get("regressions") or []:
         cases = ", ".join(regression["cases"][:5]) or "no single case"
         current = "not measured" if regression["current"] is None else f"{regression['current']:.3f}"
