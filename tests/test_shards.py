@@ -1,15 +1,20 @@
-"""Scale-out: `run --shard I/K` in parallel processes, then `merge`, gives the unsharded run's store rows and report.
+"""Scale-out: `run --shard I/K` in parallel processes, then `merge`, gives the unsharded run's store rows and report,
+and a recording that `run --replay-run` replays.
 
 Scripted `sim/script` models make every attempt deterministic, so a run split over K shards and merged must store
-and report exactly what one unsharded run does, for K = 1, 3 and 7. Fields that differ between any two runs are left
-out of the comparison, and only they: ids (the run id, the drift summary's `latestRun`, which is it, and the JSON-RPC
-`request_ids` of tool calls, a counter of each client whose order follows scheduling), timestamps
-(`startedAt`, `recorded_at`, the run's `started_at`/`finished_at`/`heartbeat_at`/`pid`, the config's `started`) and
-durations (every latency: an attempt's `latency_ms`, the transcript's `*_ms`, the `latency_*` metrics and call stats).
-Retries are left out too (an attempt's `retries`, the call stats' `retries`): a tool call re-issued after its stream
-was cut, or a model call retried, is what the machine's load did to the transport, not what the model did; the
-re-issued call's answer is what every score reads. The merged run's config also says how many shards it was run as
-(`shards`), which an unsharded run's does not.
+and report exactly what one unsharded run does, for K = 1, 3 and 7, errored attempts (a provider error scripted for
+one attempt of each model) included. A replay of the merged run serves the shards' recordings: the same tool catalog,
+and every call found (a call the recording lacked would be an errored attempt), so it stores what the merged run does,
+but for the target it names (the replayed run) and its config's `replay_of`.
+
+Fields that differ between any two runs are left out of the comparison, and only they: ids (the run id, the drift
+summary's `latestRun`, which is it, and the JSON-RPC `request_ids` of tool calls, a counter of each client whose order
+follows scheduling), timestamps (`startedAt`, `recorded_at`, the run's
+`started_at`/`finished_at`/`heartbeat_at`/`pid`, the config's `started`) and durations (every latency: an attempt's
+`latency_ms`, the transcript's `*_ms`, the `latency_*` metrics and call stats). Retries are left out too (an attempt's
+`retries`, the call stats' `retries`): a tool call re-issued after its stream was cut, or a model call retried, is
+what the machine's load did to the transport, not what the model did; the re-issued call's answer is what every score
+reads. The merged run's config also says how many shards it was run as (`shards`), which an unsharded run's does not.
 """
 
 from __future__ import annotations
@@ -19,23 +24,31 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evalcore.behaviour.shards import INDEX_VARIABLE, Shard, parse_shard, shard_of
+from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, INDEX_VARIABLE, Shard, parse_shard, shard_of
 from evalcore.cli import main
 from evalcore.errors import ConfigError, StoreError
-from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, RobustnessScore, Score, ToolCall
+from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, RecordedExchange, RobustnessScore, Score, ToolCall
 from evalcore.store.db import connect
-from evalcore.store.shard_file import read_shard_file, write_shard_file
+from evalcore.store.exchanges import load_exchanges
+from evalcore.store.shard_file import ShardContents, read_shard_file, write_shard_file
 from tests.builders import GOLDEN, STEADY, WRONG
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = (1, 3, 7)
 DATE = "2026-12-01"  # every shard of a plan stands for one date (the sim models read it)
+# Each model's script with one attempt failing like a provider that refuses the call (400: no retry): an errored attempt.
+STEADY_ERRORED = STEADY.replace("      5: {calls: [{name: get_customer", "      2: {error: 400}\n      5: {calls: [{name: get_customer")
+WRONG_ERRORED = WRONG.replace('    text: "It is cloudy."\n', '    text: "It is cloudy."\n    attempts: {4: {error: {status: 400, message: no such model}}}\n')
+
+
+def _read(path: Path) -> ShardContents:
+    return read_shard_file(path, file_format=FILE_FORMAT, version=FILE_VERSION)
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +59,11 @@ def sharded(tmp_path_factory, reference_url):
     inputs = workspace / "inputs"
     inputs.mkdir()
     (inputs / "tasks.yaml").write_text(GOLDEN)
-    (inputs / "steady.yaml").write_text(STEADY)
-    (inputs / "wrong.yaml").write_text(WRONG)
+    assert STEADY_ERRORED != STEADY and WRONG_ERRORED != WRONG
+    (inputs / "steady.yaml").write_text(STEADY_ERRORED)
+    (inputs / "wrong.yaml").write_text(WRONG_ERRORED)
     plan = ["--golden", str(inputs / "tasks.yaml"), "--models", f"sim/script:{inputs / 'steady.yaml'},sim/script:{inputs / 'wrong.yaml'}"]
-    plan += ["--url", reference_url, "--date", DATE]
+    plan += ["--url", reference_url, "--date", DATE, "--max-error-rate", "0.1"]
     assert main(["run", *plan, "--db", str(workspace / "one.duckdb"), "--out", str(workspace / "one.json")]) == 1  # not green: case gates missed
 
     runner = workspace / "runner"  # the shards' working directory: it must stay empty (a shard writes no store)
@@ -88,13 +102,20 @@ def _without_durations(value: Any) -> Any:
     return value
 
 
-def _rows(db: Path) -> dict[str, Any]:
-    """The store's rows of its one run, ids, timestamps and durations left out."""
+def _only_run(db: Path) -> str:
     with connect(db, read_only=True) as connection:
         (run_id,) = connection.execute("SELECT run_id FROM behaviour_runs").fetchone()
+    return str(run_id)
+
+
+def _rows(db: Path, run_id: str | None = None) -> dict[str, Any]:
+    """The store's rows of a run (its one run by default), ids, timestamps and durations left out."""
+    run_id = run_id or _only_run(db)
+    with connect(db, read_only=True) as connection:
         run_cursor = connection.execute(
             "SELECT status, run_date, golden_path, golden_hash, server_target, server_name, server_fingerprint, server_tools_json, models_json, runs, "
-            "passed, error, report_json, config_json FROM behaviour_runs"
+            "passed, error, report_json, config_json FROM behaviour_runs WHERE run_id = ?",
+            [run_id],
         )
         run = dict(zip([d[0] for d in run_cursor.description], run_cursor.fetchone(), strict=True))
         cursor = connection.execute(
@@ -102,10 +123,13 @@ def _rows(db: Path) -> dict[str, Any]:
         )
         names = [d[0] for d in cursor.description]
         attempts = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        scores = connection.execute("SELECT * EXCLUDE (run_id) FROM attempt_scores ORDER BY model, case_id, attempt, scorer").fetchall()
+        scores = connection.execute(
+            "SELECT * EXCLUDE (run_id) FROM attempt_scores WHERE run_id = ? ORDER BY model, case_id, attempt, scorer", [run_id]
+        ).fetchall()
         metrics = connection.execute(
-            "SELECT scope, model, case_id, metric, value FROM run_metrics WHERE metric NOT LIKE '%latency%' AND metric <> 'retries' "
-            "ORDER BY scope, model, case_id, metric"
+            "SELECT scope, model, case_id, metric, value FROM run_metrics WHERE run_id = ? AND metric NOT LIKE '%latency%' AND metric <> 'retries' "
+            "ORDER BY scope, model, case_id, metric",
+            [run_id],
         ).fetchall()
     for attempt in attempts:
         attempt["transcript_json"] = _without_durations(json.loads(attempt["transcript_json"]))
@@ -123,7 +147,44 @@ def test_a_merged_sharded_run_reports_and_stores_what_the_unsharded_run_does(sha
     assert _without_durations(merged[count]) == _without_durations(one)
     unsharded, joined = _rows(workspace / "one.duckdb"), _rows(workspace / f"merged-{count}.duckdb")
     assert len(joined["attempts"]) == 30 and joined["metrics"] and joined["scores"]
+    errored = [(a["model"].rsplit("/", 1)[-1], a["case_id"], a["attempt"], a["error_kind"]) for a in joined["attempts"] if a["error_kind"]]
+    assert errored == [("steady.yaml", "customer-then-ticket", 2, "provider"), ("wrong.yaml", "say-hello", 4, "provider")]
     assert joined == unsharded
+
+
+def _calls(db: Path) -> list[tuple[str, str | None, str | None]]:
+    """A store's recorded tool calls of its one run, as (params, answer, failure), sorted (their order is scheduling's)."""
+    recorded = load_exchanges(db, _only_run(db), "tools/call")
+    return sorted((json.dumps(e.params, sort_keys=True), json.dumps(e.answer, sort_keys=True), e.failure) for e in recorded)
+
+
+@pytest.mark.parametrize("count", COUNTS)
+def test_a_merged_run_holds_every_shards_recording_and_its_replay_stores_what_it_does(sharded, count, tmp_path):
+    workspace, _, merged = sharded
+    db = workspace / f"merged-{count}.duckdb"
+    exchanges = load_exchanges(db, _only_run(db))
+    in_files = sum(len(_read(path).exchanges) for path in (workspace / f"k{count}").glob("*.parquet"))
+    assert [e.sequence for e in exchanges] == list(range(1, in_files + 1))  # every shard's, numbered on
+    assert sum(e.method == "tools/list" for e in exchanges) == count  # each shard listed the tools once
+    assert _calls(db) == _calls(workspace / "one.duckdb") != []  # the calls the unsharded run recorded, each once
+
+    replayed = tmp_path / "replayed.duckdb"  # a copy: the merged store keeps its one run for the other tests
+    shutil.copy(db, replayed)
+    inputs = workspace / "inputs"
+    argv = ["run", "--golden", str(inputs / "tasks.yaml"), "--models", f"sim/script:{inputs / 'steady.yaml'},sim/script:{inputs / 'wrong.yaml'}"]
+    argv += ["--date", DATE, "--max-error-rate", "0.1", "--db", str(replayed), "--replay-run", merged[count]["runId"], "--out", str(tmp_path / "r.json")]
+    assert main(argv) == 1  # not green: the same case gates missed
+    replay_id = json.loads((tmp_path / "r.json").read_text())["runId"]
+    original, replay = _rows(replayed, merged[count]["runId"]), _rows(replayed, replay_id)
+    assert replay["run"].pop("server_target") == f"replay of run {merged[count]['runId']}"
+    assert replay["run"]["config"].pop("replay_of") == merged[count]["runId"]
+    original["run"].pop("server_target")
+    original["run"]["config"].pop("shards", None)
+    for report in (original["run"]["report_json"], replay["run"]["report_json"]):
+        report["server"].pop("target")  # the replay names the run it serves
+    assert replay["run"]["server_fingerprint"] == original["run"]["server_fingerprint"]  # the same tool catalog
+    assert [a["error_kind"] for a in replay["attempts"]].count("replay") == 0  # every call was in the recording
+    assert replay == original
 
 
 def test_the_shards_split_the_attempts_and_write_nothing_but_their_files(sharded):
@@ -131,8 +192,10 @@ def test_the_shards_split_the_attempts_and_write_nothing_but_their_files(sharded
     assert list((workspace / "runner").iterdir()) == []  # no store, no report in the shards' working directory
     counts = []
     for path in sorted((workspace / "k7").iterdir()):
-        identity, records = read_shard_file(path)
+        contents = _read(path)
+        identity, records = contents.identity, contents.records
         assert identity["shard"] == int(path.name.split("-")[2]) and identity["plan"]["shards"] == 7
+        assert identity["version"] == FILE_VERSION and identity["exchanges"] == len(contents.exchanges) > 0
         assert all(shard_of(r.model, r.case_id, r.attempt, 7) == identity["shard"] for r in records)
         counts.append(len(records))
     assert sum(counts) == 30 and len(counts) == 7
@@ -228,7 +291,12 @@ def test_merge_refuses_shards_of_another_plan_with_the_same_count(sharded, refer
 
 
 def _record(**changes: Any) -> AttemptRecord:
-    score = AttemptScore((Score("selection", 1.0, True), Score("robustness", 0.0, True, ("gave up",), "honest_error")), False, ("gave up",))
+    """An attempt whose every field differs from its default (so a field the file dropped would show)."""
+    score = AttemptScore(
+        (Score("selection", 1.0, True), Score("robustness", 0.0, True, ("gave up", "said nothing of it"), "honest_error"), Score("judge", None, False)),
+        False,
+        ("gave up", "said nothing of it"),
+    )
     record = AttemptRecord(
         model="sim/lexical",
         case_id="weather-paris",
@@ -238,33 +306,84 @@ def _record(**changes: Any) -> AttemptRecord:
         simulated=True,
         model_version="v1",
         score=score,
-        tool_calls=(ToolCall("c1", "get_weather", {"city": "Paris"}),),
+        tool_calls=(ToolCall("c1", "get_weather", {"city": "Paris"}), ToolCall("c2", "get_weather", {}, '{"city": "Par', False)),
         final_text="Cloudy.",
         stop_reason="final",
         error=None,
         latency_ms=12.5,
         input_tokens=100,
         output_tokens=20,
-        cost_usd=None,
+        cost_usd=0.25,
         retries=1,
         transcript_json='{"messages": []}',
         judge=JudgeVerdict(True, 0.9, "fine", "sim/judge"),
-        robustness=RobustnessScore("timeout", "honest_error", None, None, False),
+        cached_from="20261201-000000-abcdef",
+        robustness=RobustnessScore("timeout", "honest_error", None, None, False, ("gave up", "said nothing of it")),
+        error_kind="judge",
     )
     return replace(record, **changes)
 
 
-def test_a_shard_file_keeps_attempts_as_the_store_does_and_is_never_replaced(tmp_path):
-    path = tmp_path / "s.parquet"
+def _errored(**changes: Any) -> AttemptRecord:
+    """An attempt errored by its provider, as the runner records one: no score at all, its reason, no final text."""
+    reason = "provider error: sim/wrong.yaml: no such model"
+    errored: dict[str, Any] = {
+        "score": AttemptScore((), False, (reason,)),
+        "tool_calls": (),
+        "final_text": None,
+        "stop_reason": "model_error",
+        "error": "sim/wrong.yaml: no such model",
+        "latency_ms": None,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cost_usd": None,
+        "retries": 0,
+        "judge": None,
+        "cached_from": None,
+        "robustness": None,
+        "error_kind": "provider",
+    }
+    return replace(_record(), **{**errored, **changes})
+
+
+EXCHANGES = (
+    RecordedExchange(1, "tools/list", {}, {"result": {"tools": [{"name": "get_weather"}]}}, None, "0af7651916cd43dd8448eb211c80319c"),
+    RecordedExchange(2, "tools/call", {"name": "get_weather", "arguments": {"city": "Paris"}}, {"error": {"code": -32603, "message": "down"}}),
+    RecordedExchange(3, "tools/call", {"name": "get_weather", "arguments": {"city": "Lyon"}}, None, "timeout: no answer in 30 s"),
+)
+
+
+def test_a_shard_file_keeps_every_attempt_whole_errored_or_not_and_its_exchanges_and_is_never_replaced(tmp_path):
     record = _record()
-    write_shard_file(path, {"format": "evalcore-shard", "attempts": 1}, [record])
-    identity, (read,) = read_shard_file(path)
-    assert identity == {"format": "evalcore-shard", "attempts": 1}
-    assert read == replace(record, robustness=replace(record.robustness, reasons=()))  # the store keeps its reasons in the attempt's
+    assert all(getattr(record, f.name) != f.default for f in fields(AttemptRecord) if f.default is not MISSING)  # a dropped field shows
+    records = [record, _errored(), _errored(attempt=3, error_kind="replay", stop_reason="final", tool_calls=record.tool_calls)]
+    path = tmp_path / "s.parquet"
+    identity = {"format": FILE_FORMAT, "version": FILE_VERSION, "attempts": 3, "exchanges": 3}
+    write_shard_file(path, identity, records, EXCHANGES)
+    assert _read(path) == ShardContents(identity, tuple(records), EXCHANGES)  # every field, an errored attempt's too
     with pytest.raises(StoreError, match="never replaced"):
-        write_shard_file(path, {"attempts": 0}, [])
-    assert read_shard_file(path)[1] == [read]
+        write_shard_file(path, {**identity, "attempts": 0, "exchanges": 0}, [])
+    assert _read(path).records == tuple(records)
     assert [p.name for p in tmp_path.iterdir()] == ["s.parquet"]  # no temporary file left
     empty = tmp_path / "empty.parquet"
-    write_shard_file(empty, {"attempts": 0}, [])  # a shard the hash gave no attempt
-    assert read_shard_file(empty) == ({"attempts": 0}, [])
+    write_shard_file(empty, {**identity, "attempts": 0, "exchanges": 0}, [])  # a shard the hash gave no attempt
+    assert _read(empty) == ShardContents({**identity, "attempts": 0, "exchanges": 0}, (), ())
+
+
+def test_merge_refuses_a_shard_file_of_another_version_in_one_line(sharded, tmp_path, capsys):
+    """A file of version 1 (no exchanges, no reasons per score; its columns laid out otherwise) is named and refused."""
+    workspace, _, _ = sharded
+    (current,) = (workspace / "k1").glob("*.parquet")
+    old = tmp_path / current.name
+    identity = {**_read(current).identity, "version": 1}
+    identity.pop("exchanges")
+    with connect(tmp_path / "scratch.duckdb") as connection:  # the v1 layout: today's columns but those version 2 added
+        connection.execute(
+            "COPY (SELECT * EXCLUDE (robustness_reasons_json, sequence, method, params_json, answer_json, failure, conversation) "
+            "REPLACE (CASE WHEN kind = 'plan' THEN ? ELSE plan_json END AS plan_json) FROM read_parquet(?) WHERE kind <> 'exchange') TO ? (FORMAT parquet)",
+            [json.dumps(identity), str(current), str(old)],
+        )
+    with pytest.raises(StoreError, match="of version 1"):
+        _read(old)
+    line = _refused([old], tmp_path / "refused.duckdb", capsys)
+    assert str(old) in line and "version 1" in line and f"reads version {FILE_VERSION}" in line and "run every shard of the plan again" in line

@@ -7,9 +7,12 @@ and together exactly the plan's attempts (models x cases x runs). Any failure
 is a one-line `ConfigError` naming the file, and the store is not touched.
 
 `merge_run` then stores the run as the runner does (the run, its attempts in
-one transaction) and ends it through the runner's own `finish`: the report is
-built once from the merged records (`build_report`), gated against the last
-green run, and stored with its metrics (`store.finish_run`).
+one transaction, its recording of MCP exchanges: every shard's, shard by shard,
+so `run --replay-run` can replay the merged run) and ends it through the
+runner's own `finish`: the report is built once from the merged records
+(`build_report`), gated against the last green run, and stored with its
+metrics (`store.finish_run`). The merged run's record is made in one place,
+`_create_merged_run`.
 """
 
 from __future__ import annotations
@@ -25,42 +28,46 @@ from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, differing_keys,
 from evalcore.errors import ConfigError, EvalcoreError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
+from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
 from evalcore.paths import golden_file
-from evalcore.records import AttemptRecord, RunReport
+from evalcore.records import AttemptRecord, RecordedExchange, RunReport
 from evalcore.redaction import clip
 from evalcore.store import behaviour as store
-from evalcore.store.shard_file import read_shard_file
+from evalcore.store.db import held_open
+from evalcore.store.exchanges import write_exchanges
+from evalcore.store.shard_file import ShardContents, read_shard_file
 
 
 @dataclass(frozen=True)
 class MergedPlan:
-    """The shards of one plan, checked: the plan's identity, what the run records, and every attempt in plan order."""
+    """The shards of one plan, checked: the plan's identity, what the run records, every attempt in plan order, and
+    the shards' recordings of MCP exchanges one after the other (shard 0's first)."""
 
     identity: dict[str, Any]
     run: dict[str, Any]  # from shard 0: golden_path, server_target, server_name, server_tools, models, cases, config
     records: tuple[AttemptRecord, ...]
+    exchanges: tuple[RecordedExchange, ...]
 
 
 def read_plan(paths: Sequence[Path]) -> MergedPlan:
     """Read and check the shard files (see the module docstring); a ConfigError naming the file when they are not one plan."""
     if not paths:
         raise ConfigError("merge needs the shard files of one plan, e.g. evalcore merge shards/*.parquet --db evals.duckdb")
-    shards: list[tuple[Path, dict[str, Any], list[AttemptRecord]]] = []
+    shards: list[tuple[Path, ShardContents]] = []
     for path in paths:
         try:
-            identity, records = read_shard_file(path)
+            contents = read_shard_file(path, file_format=FILE_FORMAT, version=FILE_VERSION)
         except EvalcoreError as exc:
             raise ConfigError(str(exc)) from exc
-        if identity.get("format") != FILE_FORMAT or identity.get("version") != FILE_VERSION:
-            raise ConfigError(f"{path}: not a shard file this evalcore reads (format {identity.get('format')!r} version {identity.get('version')!r})")
-        _check_shape(path, identity)
-        shards.append((path, identity, records))
-    first_path, first, _ = shards[0]
-    plan = first["plan"]
+        _check_shape(path, contents.identity)
+        shards.append((path, contents))
+    first_path, first = shards[0]
+    plan = first.identity["plan"]
     count = int(plan["shards"])
     by_index: dict[int, Path] = {}
-    for path, identity, records in shards:
+    for path, contents in shards:
+        identity = contents.identity
         differ = differing_keys(plan, identity["plan"])
         if differ:
             raise ConfigError(f"{path}: a shard of another plan than {first_path} (they differ in {', '.join(differ)}); merge the shards of one plan")
@@ -70,19 +77,20 @@ def read_plan(paths: Sequence[Path]) -> MergedPlan:
         if index in by_index:
             raise ConfigError(f"{path}: shard {index}/{count} again (also {by_index[index]}); give each shard once")
         by_index[index] = path
-        stray = next((r for r in records if shard_of(r.model, r.case_id, r.attempt, count) != index), None)
+        stray = next((r for r in contents.records if shard_of(r.model, r.case_id, r.attempt, count) != index), None)
         if stray is not None:
             raise ConfigError(f"{path}: holds {stray.model} {stray.case_id} attempt {stray.attempt}, which belongs to another shard; the file is not a shard")
     missing = sorted(set(range(count)) - set(by_index))
     if missing:
         named = ", ".join(f"{index}/{count}" for index in missing[:10]) + (" …" if len(missing) > 10 else "")
         raise ConfigError(f"shard {named} missing (got {len(by_index)} of {count} files, e.g. {first_path}); merge every shard of the plan")
-    ordered = sorted(shards, key=lambda item: item[1]["shard"])
-    run = ordered[0][1]["run"]
-    records = [record for _, _, found in ordered for record in found]
+    ordered = [contents for _, contents in sorted(shards, key=lambda item: item[1].identity["shard"])]
+    run = ordered[0].identity["run"]
+    records = [record for contents in ordered for record in contents.records]
     _check_complete(first_path, plan, run, records)
     order = {(m["name"], case): n for n, (m, case) in enumerate((m, case) for m in run["models"] for case in run["cases"])}
-    return MergedPlan(plan, run, tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt))))
+    records.sort(key=lambda r: (order[(r.model, r.case_id)], r.attempt))
+    return MergedPlan(plan, run, tuple(records), tuple(exchange for contents in ordered for exchange in contents.exchanges))
 
 
 _PLAN_KEYS = {"golden_hash": str, "models": list, "runs": int, "max_steps": int, "run_date": str, "shards": int, "server_fingerprint": str}
@@ -116,16 +124,37 @@ def _check_complete(first_path: Path, plan: dict[str, Any], run: dict[str, Any],
 def merge_run(
     merged: MergedPlan, db: Path, *, golden_path: Path | None = None, golden_limits: GoldenLimits = DEFAULT_LIMITS, run_id: str | None = None
 ) -> RunReport:
-    """Store the merged attempts as one run and finish it as the runner does; the gated report."""
-    plan, run = merged.identity, merged.run
-    path = golden_path or golden_file(str(run["golden_path"]))
+    """Store the merged attempts and recording as one run and finish it as the runner does; the gated report."""
+    golden = _golden_set(merged, golden_path, golden_limits)
+    config = _merged_config(merged, golden, db, golden_limits)
+    run_id = run_id or store.new_run_id()
+    _create_merged_run(db, run_id, merged, golden, config)
+    try:
+        with held_open(db):  # the run's writes and its finish follow on at once: one open of the store
+            store.write_attempts(db, run_id, merged.records)
+            write_exchanges(db, run_id, merged.exchanges)  # numbered on over the shards: the merged run's one recording
+            return finish(config, store.load_run(db, run_id), golden, merged.records)
+    except BaseException as exc:  # the run is marked failed with its reason, as a run that stopped
+        store.fail_run(db, run_id, status="failed", error=clip(f"merge: {type(exc).__name__}: {exc}", 500))
+        raise
+
+
+def _golden_set(merged: MergedPlan, golden_path: Path | None, golden_limits: GoldenLimits) -> GoldenSet:
+    """The golden set the shards ran: where they found it, or `golden_path`, checked against the plan's hash."""
+    path = golden_path or golden_file(str(merged.run["golden_path"]))
     if path is None:
-        raise ConfigError(f"the golden set {run['golden_path']} the shards ran is not here; give its file with --golden PATH")
+        raise ConfigError(f"the golden set {merged.run['golden_path']} the shards ran is not here; give its file with --golden PATH")
     golden = load_golden_set(path, limits=golden_limits)
-    if golden.content_hash != plan["golden_hash"]:
+    if golden.content_hash != merged.identity["golden_hash"]:
         raise ConfigError(f"{path} is not the golden set the shards ran (its content changed); give that file with --golden PATH")
-    config = BehaviourConfig(
-        golden_path=path,
+    return golden
+
+
+def _merged_config(merged: MergedPlan, golden: GoldenSet, db: Path, golden_limits: GoldenLimits) -> BehaviourConfig:
+    """The config `finish` gates the merged run with: the plan's, as every shard ran it."""
+    plan, run = merged.identity, merged.run
+    return BehaviourConfig(
+        golden_path=golden.path,
         models=tuple(ModelSpec(**spec) for spec in run["models"]),
         db_path=db,
         runs=int(plan["runs"]),
@@ -137,7 +166,11 @@ def merge_run(
         fault_timeout_s=float(plan["fault_timeout_s"]),
         golden_limits=golden_limits,
     )
-    run_id = run_id or store.new_run_id()
+
+
+def _create_merged_run(db: Path, run_id: str, merged: MergedPlan, golden: GoldenSet, config: BehaviourConfig) -> None:
+    """The merged run's record in the store: the one place a merge says what run it makes."""
+    plan, run = merged.identity, merged.run
     assert config.run_date is not None
     store.create_run(
         db,
@@ -153,9 +186,3 @@ def merge_run(
         runs=config.runs,
         config={**run["config"], "shards": int(plan["shards"])},
     )
-    try:
-        store.write_attempts(db, run_id, merged.records)
-        return finish(config, store.load_run(db, run_id), golden, merged.records)
-    except BaseException as exc:  # the run is marked failed with its reason, as a run that stopped
-        store.fail_run(db, run_id, status="failed", error=clip(f"merge: {type(exc).__name__}: {exc}", 500))
-        raise

@@ -12,7 +12,7 @@ that can change it is unchanged (`evalcore.behaviour.cache_key`: model and
 parameters, case, attempt number, server, judge, step limit, version).
 
 `run_shard` runs one shard of a run (`evalcore.behaviour.shards`) the same way,
-its records kept in memory only: the command writes them to the shard's file,
+its records and its recording kept in memory only: the command writes them to the shard's file,
 and `evalcore.behaviour.merge` ends the joined run through `finish`.
 """
 
@@ -54,7 +54,7 @@ from evalcore.models.pricing import turn_cost
 from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.paths import golden_identity
-from evalcore.records import AttemptRecord, JudgeVerdict, RunReport
+from evalcore.records import AttemptRecord, JudgeVerdict, RecordedExchange, RunReport
 from evalcore.redaction import clip
 from evalcore.run_kinds import RunKind
 from evalcore.scoring.attempt import score_attempt
@@ -233,6 +233,7 @@ class ShardRun:
     identity: dict[str, Any]  # the plan's identity (shards.plan_identity)
     run: dict[str, Any]  # golden_path (its identity), server_target, server_name, server_tools, models, cases, config
     records: tuple[AttemptRecord, ...]  # in (model, case, attempt) order of the plan
+    exchanges: tuple[RecordedExchange, ...]  # the shard's MCP exchanges, recorded as a run records them (replayable once merged)
 
     def to_json(self) -> dict[str, Any]:
         """The shard file's plan row (`evalcore.store.shard_file`)."""
@@ -242,6 +243,7 @@ class ShardRun:
             "plan": self.identity,
             "shard": self.shard.index,
             "attempts": len(self.records),
+            "exchanges": len(self.exchanges),
             "run": self.run,
         }
 
@@ -257,6 +259,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
     assert config.run_date is not None
     with tracing():
         start_litellm_import([*config.models, config.judge])
+        target = recording = RecordingTarget(target)  # as a run records, so the merged run is replayable
         client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
@@ -287,7 +290,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
     }
     order = {(m.name, case.id): n for n, (m, case) in enumerate((m, case) for m in config.models for case in golden.cases)}
     ordered = tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt)))
-    return ShardRun(shard, identity, run, ordered)
+    return ShardRun(shard, identity, run, ordered, tuple(recording.recorder.take()))
 
 
 async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:

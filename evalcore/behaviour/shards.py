@@ -11,7 +11,8 @@ changes what an attempt does or how the run is judged (the golden set's hash,
 the models and their parameters, runs per case, the judge and rubric, the step
 limit, the fault timeout, the evalcore version, the server's fingerprint, the
 run date the sim models read, the gate's bounds) and K. `evalcore merge` joins
-only files whose identities are equal, one file per shard index.
+only files whose identities are equal, one file per shard index, and only files
+of this `FILE_VERSION` (`evalcore.store.shard_file` lays the file out).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from evalcore.models.types import ModelSpec
 INDEX_VARIABLE: Final = "JOB_COMPLETION_INDEX"  # set by a Kubernetes Indexed Job in each pod
 MAX_SHARDS: Final = 10_000
 FILE_FORMAT: Final = "evalcore-shard"
-FILE_VERSION: Final = 1
+FILE_VERSION: Final = 2  # 2: errored attempts whole, every score's reasons, the MCP exchanges (a replayable merge)
 
 
 def shard_of(model: str, case_id: str, attempt: int, count: int) -> int:

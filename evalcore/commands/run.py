@@ -295,7 +295,7 @@ def _run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard, fold
 
     result = asyncio.run(run_shard(config, target, shard, progress=progress))
     path = folder / shard_file_name(result.identity, shard)
-    write_shard_file(path, result.to_json(), result.records)
+    write_shard_file(path, result.to_json(), result.records, result.exchanges)
     errored = sum(record.errored for record in result.records)
     print(f"shard {shard}: {len(result.records)} attempts ({errored} errored) written to {path}; `evalcore merge` joins the shards")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import duckdb
 
@@ -40,10 +40,13 @@ def load_exchanges(path: Path, run_id: str, method: str | None = None) -> list[R
             ).fetchall()
         except duckdb.CatalogException:  # a store no writer has migrated to schema 11 yet
             return []
-    return [
-        RecordedExchange(seq, name, json.loads(params), json.loads(answer) if answer else None, failure, conversation)
-        for seq, name, params, answer, failure, conversation in rows
-    ]
+    return [exchange_from_row(row) for row in rows]
+
+
+def exchange_from_row(row: Sequence[Any]) -> RecordedExchange:
+    """A stored exchange (`RecordedExchange.to_rows`' columns: sequence, method, params, answer, failure, conversation) as its record."""
+    sequence, method, params, answer, failure, conversation = row
+    return RecordedExchange(int(sequence), method, json.loads(params), json.loads(answer) if answer else None, failure, conversation)
 
 
 def exchanges_export(path: Path, file_format: Literal["csv", "parquet"] = "csv") -> bytes:
