@@ -18,14 +18,15 @@ metrics (`store.finish_run`). The merged run's record is made in one place,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from evalcore.behaviour.plan import RunPlan
 from evalcore.behaviour.runner import BehaviourConfig, finish
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, differing_keys, shard_of
-from evalcore.errors import ConfigError, EvalcoreError
+from evalcore.errors import ConfigError, EvalcoreError, StoreError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenSet
@@ -94,7 +95,7 @@ def read_plan(paths: Sequence[Path]) -> MergedPlan:
 
 
 _PLAN_KEYS = {"golden_hash": str, "models": list, "runs": int, "max_steps": int, "run_date": str, "shards": int, "server_fingerprint": str}
-_RUN_KEYS = {"golden_path": str, "server_target": str, "server_tools": list, "models": list, "cases": list, "config": dict}
+_RUN_KEYS = {"golden_path": str, "server_target": str, "server_tools": list, "models": list, "cases": list, "config": dict, "plan": dict}
 
 
 def _check_shape(path: Path, identity: dict[str, Any]) -> None:
@@ -151,21 +152,34 @@ def _golden_set(merged: MergedPlan, golden_path: Path | None, golden_limits: Gol
 
 
 def _merged_config(merged: MergedPlan, golden: GoldenSet, db: Path, golden_limits: GoldenLimits) -> BehaviourConfig:
-    """The config `finish` gates the merged run with: the plan's, as every shard ran it."""
-    plan, run = merged.identity, merged.run
+    """The config `finish` gates the merged run with: the run plan every shard ran (`merged_plan`), as kind `merged`."""
+    plan = merged_plan(merged)
     return BehaviourConfig(
         golden_path=golden.path,
-        models=tuple(ModelSpec(**spec) for spec in run["models"]),
+        models=tuple(ModelSpec(**spec) for spec in merged.run["models"]),  # as the shards ran them (a plan's are redacted)
         db_path=db,
-        runs=int(plan["runs"]),
-        judge=ModelSpec(**plan["judge"]) if plan["judge"] else None,
-        max_steps=int(plan["max_steps"]),
-        run_date=date.fromisoformat(plan["run_date"]),
-        max_drop=float(plan["max_drop"]),
-        max_error_rate=float(plan["max_error_rate"]),
-        fault_timeout_s=float(plan["fault_timeout_s"]),
+        runs=plan.runs,
+        judge=plan.judge,
+        max_steps=plan.max_steps,
+        run_date=date.fromisoformat(plan.run_date),
+        max_drop=plan.max_drop,
+        max_error_rate=plan.max_error_rate,
+        fault_timeout_s=plan.fault_timeout_s,
         golden_limits=golden_limits,
+        catalog=plan.catalog,
+        kind="merged",
     )
+
+
+def merged_plan(merged: MergedPlan) -> RunPlan:
+    """The merged run's plan: the one every shard ran (their identities agree), whole again (no shard) and of kind `merged`."""
+    try:
+        plan = RunPlan.from_json(merged.run["plan"])
+    except StoreError as exc:
+        raise ConfigError(f"the shards' run plan cannot be read: {exc}") from exc
+    if plan.kind != "run":
+        raise ConfigError(f"the shards ran a {plan.kind}, not a run: only a run's shards merge")
+    return replace(plan, kind="merged", shard=None)
 
 
 def _create_merged_run(db: Path, run_id: str, merged: MergedPlan, golden: GoldenSet, config: BehaviourConfig) -> None:
@@ -185,4 +199,6 @@ def _create_merged_run(db: Path, run_id: str, merged: MergedPlan, golden: Golden
         models=[m.name for m in config.models],
         runs=config.runs,
         config={**run["config"], "shards": int(plan["shards"])},
+        kind=config.kind,
+        plan=merged_plan(merged).to_json(),
     )

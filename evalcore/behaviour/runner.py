@@ -8,7 +8,7 @@ run's metrics once, in memory, builds the typed report, gates it against the
 last green run, and hands the store the finished run (metrics and report) in
 one write. A run can be resumed by id: the attempts it lacks and the errored
 ones are run again. `--cache` reuses a stored attempt only when every input
-that can change it is unchanged (`evalcore.behaviour.cache_key`: model and
+that can change it is unchanged (`RunPlan.attempt_key`: model and
 parameters, case, attempt number, server, judge, step limit, version).
 
 `run_shard` runs one shard of a run (`evalcore.behaviour.shards`) the same way,
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore import __version__
 from evalcore.behaviour.agent import AgentTools, run_agent
-from evalcore.behaviour.cache_key import RunInputs
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.plan import RunPlan, script_hashes
@@ -175,7 +174,7 @@ async def _run_behaviour(
                 server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
                 models=[m.name for m in config.models],
                 runs=config.runs,
-                config=_config_json(config, run_inputs(config, golden, fingerprint)),
+                config=_config_json(config),
                 kind=plan.kind,
                 plan=plan.to_json(),
             )
@@ -264,21 +263,11 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
             with _fault_proxy(config, golden, target) as proxy:
-                plan = build_plan(config, golden, fingerprint, str(target))
+                plan = build_plan(config, golden, fingerprint, str(target), shard)
                 records = await _execute(config, "", golden, client, tools, plan, progress, IN_PROCESS, proxy, shard=shard)
         finally:
             await client.aclose()
-    inputs = run_inputs(config, golden, fingerprint)
-    identity = plan_identity(
-        golden_hash=golden.content_hash,
-        models=config.models,
-        runs=config.runs,
-        inputs=inputs,
-        run_date=config.run_date,
-        max_drop=config.max_drop,
-        max_error_rate=config.max_error_rate,
-        count=shard.count,
-    )
+    identity = plan_identity(plan, shard.count)
     run = {
         "golden_path": config.golden_id,
         "server_target": str(target),
@@ -286,7 +275,8 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
         "server_tools": [{"name": t.get("name"), "description": t.get("description")} for t in tools],
         "models": [asdict(m) for m in config.models],
         "cases": [case.id for case in golden.cases],
-        "config": _config_json(config, inputs),
+        "config": _config_json(config),
+        "plan": plan.to_json(),  # the merged run's plan is this one, as `merged`
     }
     order = {(m.name, case.id): n for n, (m, case) in enumerate((m, case) for m in config.models for case in golden.cases)}
     ordered = tuple(sorted(records, key=lambda r: (order[(r.model, r.case_id)], r.attempt)))
@@ -624,11 +614,6 @@ async def _attempt_record(
     )
 
 
-def run_inputs(config: BehaviourConfig, golden: GoldenSet, fingerprint: str) -> RunInputs:
-    """What this run sets for every attempt, as the cache key reads it."""
-    return RunInputs(fingerprint, config.judge, golden.rubric_text, config.max_steps, config.fault_timeout_s, __version__)
-
-
 def _reusable_attempts(config: BehaviourConfig, plan: RunPlan, run_id: str) -> dict[str, AttemptRecord]:
     """Stored attempts of runs that may serve the cache, on this server and these models, by their cache key, computed
     from each one's own stored plan (`RunPlan.attempt_key`); the newest for a key wins."""
@@ -675,10 +660,10 @@ def _server_name(discover: Mapping[str, Any]) -> str | None:
     return f"{info.get('name')} {info.get('version', '')}".strip() if isinstance(info, dict) else None
 
 
-def _config_json(config: BehaviourConfig, inputs: RunInputs) -> dict[str, Any]:
-    """What a resume and a later run's cache need; model specs hold names and settings only (keys live in the environment)."""
+def _config_json(config: BehaviourConfig) -> dict[str, Any]:
+    """How the run was scheduled and set, for a reader (what decides its attempts is its plan); model specs hold names and
+    settings only (keys live in the environment)."""
     return {
-        "cache_inputs": inputs.to_json(),
         "models": [asdict(m) for m in config.models],
         "judge": asdict(config.judge) if config.judge else None,
         "max_steps": config.max_steps,

@@ -6,7 +6,8 @@ first 8 bytes as an unsigned integer, modulo K. The same attempt lands in the
 same shard on every machine and Python (never `hash()`, which is salted per
 process).
 
-A shard file carries the plan's identity (`plan_identity`): everything that
+A shard file carries its run plan (`evalcore.behaviour.plan.RunPlan`) and the plan's identity (`plan_identity`,
+derived from it): everything that
 changes what an attempt does or how the run is judged (the golden set's hash,
 the models and their parameters, runs per case, the judge and rubric, the step
 limit, the fault timeout, the evalcore version, the server's fingerprint, the
@@ -19,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
 from typing import Any, Final
 
-from evalcore.behaviour.cache_key import RunInputs, model_parameters
+from evalcore.behaviour.plan import RunPlan, catalog_json, model_parameters
 from evalcore.errors import ConfigError
 from evalcore.mcp.fingerprint import canonical_json
-from evalcore.models.types import ModelSpec
 
 INDEX_VARIABLE: Final = "JOB_COMPLETION_INDEX"  # set by a Kubernetes Indexed Job in each pod
 MAX_SHARDS: Final = 10_000
@@ -74,32 +73,24 @@ def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
     return Shard(int(index_text), count)
 
 
-def plan_identity(
-    *,
-    golden_hash: str,
-    models: Sequence[ModelSpec],
-    runs: int,
-    inputs: RunInputs,
-    run_date: date,
-    max_drop: float,
-    max_error_rate: float,
-    count: int,
-) -> dict[str, Any]:
-    """What every shard of one plan must agree on (JSON-ready); two shards with different identities never merge."""
-    run_json = inputs.to_json()
+def plan_identity(plan: RunPlan, count: int) -> dict[str, Any]:
+    """What every shard of one plan must agree on (JSON-ready), derived from its run plan; two shards with different
+    identities never merge."""
     return {
-        "golden_hash": golden_hash,
-        "models": [model_parameters(model) for model in models],
-        "runs": runs,
-        "judge": model_parameters(inputs.judge) if inputs.judge is not None else None,
-        "rubric_sha256": run_json["rubric_sha256"],
-        "max_steps": inputs.max_steps,
-        "fault_timeout_s": inputs.fault_timeout_s,
-        "evalcore_version": inputs.evalcore_version,
-        "server_fingerprint": inputs.server_fingerprint,
-        "run_date": run_date.isoformat(),
-        "max_drop": max_drop,
-        "max_error_rate": max_error_rate,
+        "kind": plan.kind,
+        "golden_hash": plan.golden_hash,
+        "models": [model_parameters(model) for model in plan.models],
+        "runs": plan.runs,
+        "judge": model_parameters(plan.judge) if plan.judge is not None else None,
+        "rubric_sha256": plan.rubric_sha256,
+        "catalog": catalog_json(plan.catalog),
+        "max_steps": plan.max_steps,
+        "fault_timeout_s": plan.fault_timeout_s,
+        "evalcore_version": plan.evalcore_version,
+        "server_fingerprint": plan.server_fingerprint,
+        "run_date": plan.run_date,
+        "max_drop": plan.max_drop,
+        "max_error_rate": plan.max_error_rate,
         "shards": count,
     }
 
