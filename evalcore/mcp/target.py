@@ -82,12 +82,13 @@ def parse_server_env(names: Sequence[str] | None, environ: Mapping[str, str] | N
     return tuple(passed.items())
 
 
-def register_target_secrets(url: str | None = None, stdio: str | None = None) -> None:
-    """Register the credentials written into a `--url` or a `--stdio` command as secrets (before anything quotes them)."""
+def register_target_secrets(url: str | None = None, stdio: str | None = None, *, url_label: str = "--url", stdio_label: str = "--stdio") -> None:
+    """Register the credentials written into a `--url` or a `--stdio` command as secrets (before anything quotes them),
+    named after the option that gave them."""
     if url is not None:
-        register_url_secrets(url, "--url")
+        register_url_secrets(url, url_label)
     if stdio is not None:
-        register_command_secrets(_words(stdio), "--stdio")
+        register_command_secrets(_words(stdio), stdio_label)
 
 
 def _words(command: str) -> list[str]:
