@@ -143,10 +143,20 @@ def register_secret(name: str, value: str) -> None:
     value = value.strip()
     with _lock:
         if len(value) >= MIN_SECRET_LENGTH:
-            _registered[name] = value
+            _register(name, value)
         scheme, _, token = value.partition(" ")
         if token.strip() and scheme.isalpha() and len(token.strip()) >= MIN_SECRET_LENGTH:
-            _registered[f"{name} token"] = token.strip()
+            _register(f"{name} token", token.strip())
+
+
+def _register(name: str, value: str) -> None:
+    """`value` under `name`, or `name (2)`, ... when another value holds it: a second URL's password (`compare`'s
+    candidate after its baseline) never unregisters the first's. The caller holds the lock."""
+    key, count = name, 1
+    while _registered.get(key, value) != value:
+        count += 1
+        key = f"{name} ({count})"
+    _registered[key] = value
 
 
 # Names (of a query parameter, an option, a variable set on a command line) whose values are credentials, compared

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalcore.cli import build_parser
-from evalcore.commands.run import judge_spec
+from evalcore.commands.options import judge_spec_from_args as judge_spec
 from evalcore.models.adapter import IN_PROCESS
 from evalcore.users.profile import UserProfile
 from evalcore.users.simulated import SimulatedUser

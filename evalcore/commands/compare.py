@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalcore.commands.options import HEADER_HELP, db_option, provider_limit_options
+from evalcore.commands.options import db_option, model_options, model_specs_from_args, provider_limit_options, target_from_args, target_options
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -30,11 +30,14 @@ LIVE_OPTIONS = ("golden", "url", "stdio", "server", "candidate_url", "candidate_
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML both arms run (default golden/tasks.yaml, here or the bundled one)")
-    parser.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings both arms run (default sim/lexical)")
-    baseline = parser.add_mutually_exclusive_group()
-    baseline.add_argument("--server", metavar="NAME", help="baseline: a configured server (reference, the default)")
-    baseline.add_argument("--url", help="baseline: Streamable HTTP endpoint")
-    baseline.add_argument("--stdio", metavar="COMMAND", help="baseline: command that starts a stdio server")
+    model_options(parser, models="comma-separated litellm model strings both arms run (default sim/lexical)")
+    target_options(
+        parser,
+        server="baseline: a configured server (reference, the default)",
+        url="baseline: Streamable HTTP endpoint",
+        stdio="baseline: command that starts a stdio server",
+        server_env=False,
+    )
     parser.add_argument("--candidate-url", metavar="URL", help="candidate: another server's Streamable HTTP endpoint")
     parser.add_argument("--candidate-stdio", metavar="COMMAND", help="candidate: command that starts another stdio server")
     parser.add_argument(
@@ -43,10 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="OVERRIDES.yaml",
         help="candidate: the baseline server, its tools shown to the models rewritten: tools: {TOOL: {description: ..., name: ...}}",
     )
-    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
     parser.add_argument("--runs", type=int, default=10, help="attempts per case, model and arm (default 10)")
     parser.add_argument("--alpha", type=float, default=0.05, help="level of the tests, after the Benjamini-Hochberg correction (default 0.05)")
-    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
     provider_limit_options(parser)
     parser.add_argument("--baseline-run", metavar="RUN_ID", help="compare this stored run (with --candidate-run) instead of running new arms")
     parser.add_argument("--candidate-run", metavar="RUN_ID", help="the stored run to compare with --baseline-run")
@@ -102,18 +103,19 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
         raise ConfigError("--runs must be at least 1")
     import asyncio
 
-    from evalcore.commands.run import model_specs
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set
-    from evalcore.mcp.target import STDIO_HEADERS, Target, parse_headers, resolve_target
+    from evalcore.mcp.target import STDIO_HEADERS, Target, register_target_secrets
     from evalcore.mcp.transport.base import Limits
     from evalcore.paths import default_golden_set
 
-    if args.header and (args.stdio or args.candidate_stdio):
+    register_target_secrets(args.candidate_url, args.candidate_stdio, url_label="--candidate-url", stdio_label="--candidate-stdio")
+    chosen = target_from_args(args)  # the baseline's secrets registered too, before any message quotes them
+    specs = model_specs_from_args(args)
+    if chosen.headers and args.candidate_stdio:
         raise ConfigError(STDIO_HEADERS)
     if args.candidate_url is not None and not args.candidate_url.startswith(("http://", "https://")):
         raise ConfigError(f"--candidate-url must start with http:// or https://, got {args.candidate_url!r}")
-    headers = parse_headers(args.header)
     golden_path = args.golden or default_golden_set()
     load_golden_set(golden_path, limits=DEFAULT_LIMITS)  # a bad golden file is refused before any server starts
     overrides = {}
@@ -129,7 +131,6 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
     from evalcore.models.preflight import check_models
     from evalcore.models.tool_format import CatalogRewrite
 
-    specs = model_specs(args)
     start_litellm_import(specs)  # only when a model goes through litellm
     config = BehaviourConfig(
         golden_path=golden_path,
@@ -140,11 +141,8 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
         limits=Limits(read_timeout=max(30.0, args.timeout)),
     )
     check_models(config.models)
-    server = args.server if not (args.url or args.stdio) else None
-    if server is None and not (args.url or args.stdio):
-        server = "reference"
     with contextlib.ExitStack() as stack:
-        base_target = stack.enter_context(resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers))
+        base_target = stack.enter_context(chosen.resolve(default_server="reference"))
         if args.candidate_tools is not None:
             from evalcore.compare.overrides import check_overrides
 
@@ -152,7 +150,7 @@ def _compare_live(args: argparse.Namespace) -> Comparison:
             shown = CatalogRewrite(overrides).to_json()["tools"]
             candidate_target, source = base_target, {"kind": "tools", "source": str(args.candidate_tools), "overrides": shown}
         elif args.candidate_url is not None:
-            candidate_target, source = Target(url=args.candidate_url, headers=headers), {"kind": "url", "source": args.candidate_url}
+            candidate_target, source = Target(url=args.candidate_url, headers=chosen.headers), {"kind": "url", "source": args.candidate_url}
         else:
             candidate_target, source = Target(stdio=args.candidate_stdio), {"kind": "stdio", "source": args.candidate_stdio}
         baseline_arm = Arm(replace(config, kind="compare-baseline"), base_target)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option
+from evalcore.commands.options import db_option, target_from_args, target_options
 from evalcore.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalcore.mcp.target import Target
 
 NAME = "conformance"
 SUMMARY = "Layer 0: deterministic protocol conformance checks (no model)"
@@ -15,12 +19,13 @@ ORDER = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    target.add_argument("--stdio", metavar="COMMAND", help='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"')
-    target.add_argument("--reference", action="store_true", help="start the bundled reference server on 127.0.0.1 and check it")
-    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
+    target_options(
+        parser,
+        url="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp",
+        stdio='command that starts a stdio server, e.g. "python -m evalcore.demo_server --stdio"',
+        server=None,
+        reference="start the bundled reference server on 127.0.0.1 and check it",
+    )
     parser.add_argument("--runs", type=int, default=5, help="runs per check; a check passes only at runs/runs (default 5)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
@@ -44,7 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from evalcore.conformance.registry import all_checks
-    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
 
     if args.list_checks:
         for check in all_checks():
@@ -52,42 +56,27 @@ def command(args: argparse.Namespace) -> int:
             eras = "+".join(era.split("-")[0] for era in check.eras)
             print(f"{check.id:<45} {check.level:<6} {scope:<10} {eras:<11} {check.title}")
         return 0
-    register_target_secrets(args.url, args.stdio)  # before any message quotes them
-    if not (args.url or args.stdio or args.reference):
+    chosen = target_from_args(args)  # its secrets registered before any message quotes them
+    if not chosen.given:
         raise ConfigError("conformance: one of the arguments --url --stdio --reference is required (see --help)")
     if args.runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {args.runs}")
     if args.timeout <= 0 or args.deadline <= 0 or args.startup_timeout < 0:
         raise ConfigError("--timeout and --deadline must be positive, --startup-timeout at least 0")
-    if args.url is not None and not args.url.startswith(("http://", "https://")):
-        raise ConfigError(f"--url must start with http:// or https://, got {args.url!r}")
-    if args.header and args.stdio:
-        raise ConfigError(STDIO_HEADERS)
-    args.headers = parse_headers(args.header)
-    if args.server_env and not args.stdio:
-        raise ConfigError(STDIO_ENV)
-    args.server_env_values = parse_server_env(args.server_env)
     prefixes = tuple(args.only or ())
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
-    if args.reference:
-        from evalcore.mcp.reference import running_reference_server
-
-        with running_reference_server() as url:
-            args.url = url
-            return _run(args)
-    return _run(args)
+    with chosen.resolve() as target:  # --reference: the bundled server, started for the duration
+        return _run(args, target)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, target: Target) -> int:
     import asyncio
 
     from evalcore.conformance.report import exit_code, render_table, write_json, write_junit
     from evalcore.conformance.runner import run_suite
-    from evalcore.mcp.target import Target
     from evalcore.mcp.transport.base import Limits
 
-    target = Target(url=args.url, stdio=args.stdio, headers=args.headers, server_env=args.server_env_values)
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)

@@ -1,12 +1,28 @@
-"""Command line: what several commands declare alike (the store's default path, shared option texts, the provider
-limits) and the parser class every command's parser is made of. Not a command: it has no NAME."""
+"""Command line: what several commands declare alike (the store's default path, the server under test, the models,
+the provider limits) and the parser class every command's parser is made of. Not a command: it has no NAME.
+
+The server under test (`target_options`, `target_from_args`) and the models (`model_options`, `model_specs_from_args`,
+`judge_spec_from_args`) are declared and read here only, so every command that takes them registers the credentials
+written into them (a `--url`'s or an `--api-base`'s userinfo and `?key=`, a `--stdio` command's keys, each `--header`
+value, a `--server-env` credential) as secrets before anything can quote them: the store, the report files and the
+output never carry them (`evalcore.redaction`).
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalcore.errors import ConfigError
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from evalcore.mcp.target import Target
+    from evalcore.models.limits import LimitsTable
+    from evalcore.models.types import ModelSpec
 
 DEFAULT_DB = Path("data/evals.duckdb")
 HEADER_HELP = (
@@ -54,3 +70,152 @@ def provider_limit_options(parser: argparse.ArgumentParser) -> None:
 def db_option(parser: argparse.ArgumentParser, store: str) -> None:
     """`--db PATH`, its help the store's role in this command (e.g. "DuckDB store to show") and the default."""
     parser.add_argument("--db", type=Path, default=DEFAULT_DB, metavar="PATH", help=f"{store} (default {DEFAULT_DB})")
+
+
+# --- the server under test ------------------------------------------------------------------------------------------
+
+URL_HELP = "Streamable HTTP endpoint of the server under test"
+STDIO_HELP = "command that starts a stdio server"
+SERVER_HELP = "a configured server: reference"
+
+
+def target_options(
+    parser: argparse.ArgumentParser,
+    *,
+    url: str = URL_HELP,
+    stdio: str = STDIO_HELP,
+    server: str | None = SERVER_HELP,
+    reference: str | None = None,
+    server_env: bool = True,
+    required: bool = False,
+) -> None:
+    """The server under test: `--url`, `--stdio` and (`server` given) `--server NAME` or (`reference` given) `--reference`,
+    one of them at most (`required`: exactly one), each with the help text given; then `--header` and (`server_env`)
+    `--server-env`. `target_from_args` reads them."""
+    group = parser.add_mutually_exclusive_group(required=required)
+    if server is not None:
+        group.add_argument("--server", metavar="NAME", help=server)
+    group.add_argument("--url", help=url)
+    group.add_argument("--stdio", metavar="COMMAND", help=stdio)
+    if reference is not None:
+        group.add_argument("--reference", action="store_true", help=reference)
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    if server_env:
+        parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """The server the options name (at most one of url, stdio, server; `--reference` is the server `reference`), with the
+    headers to send it and the variables to pass it, read and checked. Its secrets are registered: see `target_from_args`."""
+
+    url: str | None = None
+    stdio: str | None = None
+    server: str | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # sent on every HTTP request; secrets
+    server_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # passed to a stdio server
+
+    @property
+    def given(self) -> bool:
+        return self.url is not None or self.stdio is not None or self.server is not None
+
+    def resolve(self, default_server: str | None = None) -> AbstractContextManager[Target]:
+        """The Target (a configured server started for the duration); `default_server` when the options named none."""
+        from evalcore.mcp.target import resolve_target
+
+        server = self.server if self.given else default_server
+        return resolve_target(url=self.url, stdio=self.stdio, server=server, headers=self.headers, server_env=self.server_env)
+
+
+def target_from_args(args: argparse.Namespace) -> TargetChoice:
+    """The server `target_options` declared, checked with one-line errors. Every credential in it is registered as a
+    secret first: the `--url`'s and the `--stdio` command's, then each `--header` value and each `--server-env`
+    credential (a credential variable's value, a URL's userinfo and `?key=`) as it is read."""
+    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
+    from evalcore.redaction import register_command_secrets, register_secret
+
+    url, stdio = getattr(args, "url", None), getattr(args, "stdio", None)
+    server = "reference" if getattr(args, "reference", False) else getattr(args, "server", None)
+    header_texts, server_env_names = getattr(args, "header", None) or [], getattr(args, "server_env", None) or []
+    register_target_secrets(url, stdio)  # before any message quotes them
+    if header_texts and stdio is not None:
+        raise ConfigError(STDIO_HEADERS)
+    headers = parse_headers(header_texts)
+    for name, value in headers:
+        register_secret(name, value)
+    if server_env_names and stdio is None:
+        raise ConfigError(STDIO_ENV)
+    server_env = parse_server_env(server_env_names)
+    register_command_secrets([f"{name}={value}" for name, value in server_env], "--server-env")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--url must start with http:// or https://, got {url!r}")
+    return TargetChoice(url=url, stdio=stdio, server=server, headers=headers, server_env=server_env)
+
+
+# --- the models -----------------------------------------------------------------------------------------------------
+
+MODELS_HELP = "comma-separated litellm model strings (default sim/lexical)"
+
+
+def model_options(parser: argparse.ArgumentParser, *, judge: bool = False, models: str = MODELS_HELP) -> None:
+    """`--models` (its help `models`) and `--api-base`; with `judge`, `--judge` and `--judge-api-base` too."""
+    parser.add_argument("--models", default="sim/lexical", help=models)
+    if judge:
+        parser.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
+    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
+    if judge:
+        parser.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
+
+
+def register_model_secrets(args: argparse.Namespace) -> None:
+    """The credentials written into `--api-base` and `--judge-api-base` (userinfo, `?key=`), as secrets."""
+    from evalcore.redaction import register_url_secrets
+
+    for option, api_base in (("--api-base", getattr(args, "api_base", None)), ("--judge-api-base", getattr(args, "judge_api_base", None))):
+        if api_base:
+            register_url_secrets(api_base, option)
+
+
+def model_specs_from_args(args: argparse.Namespace, models: str | None = None) -> tuple[ModelSpec, ...]:
+    """The models of `--models` (or of `models`, e.g. a `--paraphrase-model`), each at `--api-base` unless it is a
+    `sim/` one, with the command's `--model-concurrency`, `--timeout` and provider limits. Registers the endpoints'
+    credentials first."""
+    from evalcore.models.limits import provider_key
+    from evalcore.models.types import ModelSpec
+    from evalcore.paths import model_identity
+
+    register_model_secrets(args)
+    text = args.models if models is None else models
+    names = [model_identity(name.strip()) for name in text.split(",") if name.strip()]
+    if not names:
+        raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--models lists a model twice: {text}")
+    limits = provider_limits(args)
+    specs = []
+    for name in names:
+        api_base = None if name.startswith("sim/") else args.api_base
+        limited = limits.for_provider(provider_key(name, api_base))
+        specs.append(ModelSpec(name=name, api_base=api_base, max_concurrency=args.model_concurrency, timeout_s=args.timeout, limits=limited))
+    return tuple(specs)
+
+
+def judge_spec_from_args(args: argparse.Namespace) -> ModelSpec | None:
+    """The judge goes where the models go: `--judge-api-base`, else `--api-base` (a `sim/` judge needs neither).
+    Registers the endpoints' credentials first."""
+    register_model_secrets(args)
+    if not args.judge:
+        return None
+    from evalcore.models.limits import provider_key
+    from evalcore.models.types import ModelSpec
+
+    api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
+    limits = provider_limits(args).for_provider(provider_key(args.judge, api_base))
+    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout, limits=limits)
+
+
+def provider_limits(args: argparse.Namespace) -> LimitsTable:
+    """`--max-connections`, `--requests-per-minute` and `--rate-limit-wait`, per provider (evalcore.models.limits)."""
+    from evalcore.models.limits import parse_limits
+
+    return parse_limits(args.max_connections, args.requests_per_minute, max_wait_s=args.rate_limit_wait)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalcore.commands.options import HEADER_HELP, db_option, provider_limit_options
+from evalcore.commands.options import db_option, model_options, model_specs_from_args, provider_limit_options, target_from_args, target_options
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -29,12 +29,14 @@ ORDER = 31
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML every arm runs (default golden/tasks.yaml, here or the bundled one)")
-    parser.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings every arm runs (default sim/lexical)")
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--server", metavar="NAME", help="a configured server (reference, the default)")
-    target.add_argument("--url", help="Streamable HTTP endpoint")
-    target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
-    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
+    model_options(parser, models="comma-separated litellm model strings every arm runs (default sim/lexical)")
+    target_options(
+        parser,
+        server="a configured server (reference, the default)",
+        url="Streamable HTTP endpoint",
+        stdio="command that starts a stdio server",
+        server_env=False,
+    )
     parser.add_argument(
         "--perturbations",
         metavar="IDS",
@@ -44,7 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=int, default=10, help="attempts per case, model and arm (default 10)")
     parser.add_argument("--alpha", type=float, default=0.05, help="level of the tests, after the Benjamini-Hochberg correction (default 0.05)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the perturbations' random choices (distractors, positions, order; default 0)")
-    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
     provider_limit_options(parser)
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the sweep as JSON here (docs/perturb.schema.json)")
     db_option(parser, "DuckDB store for every arm, their comparisons and the sweep")
@@ -82,7 +83,6 @@ def command(args: argparse.Namespace) -> int:
 
     from evalcore.behaviour.runner import BehaviourConfig
     from evalcore.commands.progress import Progress
-    from evalcore.commands.run import model_specs
     from evalcore.compare.arms import Arm, run_side_by_side, server_tools
     from evalcore.compare.perturbations import CatalogInput
     from evalcore.compare.render import render_sensitivity
@@ -90,7 +90,6 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.compare.verdicts import compare_runs
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set
-    from evalcore.mcp.target import STDIO_HEADERS, parse_headers, resolve_target
     from evalcore.mcp.transport.base import Limits
     from evalcore.models.adapter import start_litellm_import
     from evalcore.models.preflight import check_models
@@ -100,16 +99,15 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.store.comparisons import write_comparison
     from evalcore.store.perturbations import write_perturbation
 
-    if args.header and args.stdio:
-        raise ConfigError(STDIO_HEADERS)
-    headers = parse_headers(args.header)
+    chosen = target_from_args(args)  # its secrets registered before any message quotes them
+    specs = model_specs_from_args(args)
     golden_path = args.golden or default_golden_set()
     golden = load_golden_set(golden_path, limits=DEFAULT_LIMITS)  # a bad golden file is refused before any server starts
     start_litellm_import()
     arms_count = len(perturbations) + 1
     config = BehaviourConfig(
         golden_path=golden_path,
-        models=model_specs(args),
+        models=specs,
         db_path=args.db,
         runs=args.runs,
         concurrency=max(1, args.concurrency // arms_count),  # the arms share the machine and the providers
@@ -117,13 +115,10 @@ def command(args: argparse.Namespace) -> int:
     )
     paraphrase_spec = None
     if args.paraphrase_model is not None:
-        paraphrase_spec = model_specs(argparse.Namespace(**{**vars(args), "models": args.paraphrase_model}))[0]
+        paraphrase_spec = model_specs_from_args(args, models=args.paraphrase_model)[0]
     check_models(config.models + ((paraphrase_spec,) if paraphrase_spec else ()))
-    server = args.server if not (args.url or args.stdio) else None
-    if server is None and not (args.url or args.stdio):
-        server = "reference"
     with contextlib.ExitStack() as stack:
-        target = stack.enter_context(resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers))
+        target = stack.enter_context(chosen.resolve(default_server="reference"))
         tools = asyncio.run(server_tools(target, config.limits))
         paraphrase = None
         if paraphrase_spec is not None:

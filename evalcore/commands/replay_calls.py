@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option
+from evalcore.commands.options import db_option, target_from_args, target_options
 from evalcore.errors import ConfigError
 
 NAME = "replay-calls"
@@ -22,11 +22,13 @@ ORDER = 25
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN_ID", help="the stored behaviour run whose recorded tool calls are sent")
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--url", help="Streamable HTTP endpoint of the server to send the calls to")
-    target.add_argument("--stdio", metavar="COMMAND", help="command that starts the stdio server to send the calls to")
-    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
+    target_options(
+        parser,
+        url="Streamable HTTP endpoint of the server to send the calls to",
+        stdio="command that starts the stdio server to send the calls to",
+        server=None,
+        required=True,
+    )
     db_option(parser, "DuckDB store holding the run")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the catalog's and every call's verdict, differences and both sides as JSON here")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds the server may take to answer one call (default 30)")
@@ -36,24 +38,18 @@ def command(args: argparse.Namespace) -> int:
     import asyncio
 
     from evalcore.behaviour.replay_calls import render_replay_calls, replay_calls
-    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets, resolve_target
     from evalcore.mcp.transport.base import Limits
     from evalcore.store.behaviour import load_run
     from evalcore.store.exchanges import load_exchanges
 
-    register_target_secrets(args.url, args.stdio)  # before any message quotes them
-    if args.header and args.stdio:
-        raise ConfigError(STDIO_HEADERS)
-    if args.server_env and not args.stdio:
-        raise ConfigError(STDIO_ENV)
+    chosen = target_from_args(args)  # its secrets registered before any message quotes them
     if not 0 < args.timeout <= 600:
         raise ConfigError(f"--timeout must be between 0 and 600 seconds, got {args.timeout}")
-    headers, server_env = parse_headers(args.header), parse_server_env(args.server_env)
     load_run(args.db, args.run_id)  # an unknown run: one line, exit 2
     exchanges = load_exchanges(args.db, args.run_id)
     if not any(exchange.method == "tools/call" for exchange in exchanges):
         raise ConfigError(f"run {args.run_id} in {args.db} recorded no tool call to send (or was made before evalcore recorded MCP exchanges)")
-    with resolve_target(url=args.url, stdio=args.stdio, headers=headers, server_env=server_env) as target:
+    with chosen.resolve() as target:
         report = asyncio.run(replay_calls(args.run_id, exchanges, target, Limits(read_timeout=args.timeout)))
     print(render_replay_calls(report))
     if args.json:

@@ -11,7 +11,16 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalcore.commands.options import HEADER_HELP, SERVER_ENV_HELP, db_option, provider_limit_options
+from evalcore.commands.options import (
+    TargetChoice,
+    db_option,
+    judge_spec_from_args,
+    model_options,
+    model_specs_from_args,
+    provider_limit_options,
+    target_from_args,
+    target_options,
+)
 from evalcore.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -19,8 +28,6 @@ if TYPE_CHECKING:
     from evalcore.behaviour.shards import Shard
     from evalcore.commands.progress import Progress
     from evalcore.mcp.recording import ReplayTarget, ServerTarget
-    from evalcore.models.limits import LimitsTable
-    from evalcore.models.types import ModelSpec
     from evalcore.records import RunReport
 
 NAME = "run"
@@ -30,18 +37,13 @@ ORDER = 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")
-    parser.add_argument("--models", default="sim/lexical", help="comma-separated litellm model strings (default sim/lexical)")
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--server", metavar="NAME", help="a configured server: reference")
-    target.add_argument("--url", help="Streamable HTTP endpoint of the server under test")
-    target.add_argument("--stdio", metavar="COMMAND", help="command that starts a stdio server")
+    model_options(parser, judge=True)
+    target_options(parser)
     parser.add_argument(
         "--replay-run",
         metavar="RUN_ID",
         help="contact no server: serve the tool catalog and tool results recorded by this stored run (--db); a call it lacks is errored",
     )
-    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help=HEADER_HELP)
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME", help=SERVER_ENV_HELP)
     parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     parser.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
     db_option(parser, "DuckDB store")
@@ -50,9 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
     parser.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
     parser.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
-    parser.add_argument("--judge", metavar="MODEL", help="litellm model that grades task completion against golden/rubric.md (e.g. sim/judge)")
-    parser.add_argument("--api-base", metavar="URL", help="api_base for the (non-sim) models, e.g. a local vLLM or Ollama endpoint")
-    parser.add_argument("--judge-api-base", metavar="URL", help="api_base for the judge when it is not the models' (default: --api-base)")
     parser.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
     parser.add_argument("--max-steps", type=int, default=8, metavar="N", help="model turns an attempt may take before it stops at the step limit (default 8)")
@@ -86,44 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def model_specs(args: argparse.Namespace) -> tuple[ModelSpec, ...]:
-    from evalcore.models.limits import provider_key
-    from evalcore.models.types import ModelSpec
-    from evalcore.paths import model_identity
-
-    names = [model_identity(name.strip()) for name in args.models.split(",") if name.strip()]
-    if not names:
-        raise ConfigError("--models names no model; e.g. --models sim/lexical,openai/gpt-4o-mini")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"--models lists a model twice: {args.models}")
-    limits = provider_limits(args)
-    specs = []
-    for name in names:
-        api_base = None if name.startswith("sim/") else args.api_base
-        limited = limits.for_provider(provider_key(name, api_base))
-        specs.append(ModelSpec(name=name, api_base=api_base, max_concurrency=args.model_concurrency, timeout_s=args.timeout, limits=limited))
-    return tuple(specs)
-
-
-def provider_limits(args: argparse.Namespace) -> LimitsTable:
-    """`--max-connections`, `--requests-per-minute` and `--rate-limit-wait`, per provider (evalcore.models.limits)."""
-    from evalcore.models.limits import parse_limits
-
-    return parse_limits(args.max_connections, args.requests_per_minute, max_wait_s=args.rate_limit_wait)
-
-
-def judge_spec(args: argparse.Namespace) -> ModelSpec | None:
-    """The judge goes where the models go: `--judge-api-base`, else `--api-base` (a `sim/` judge needs neither)."""
-    if not args.judge:
-        return None
-    from evalcore.models.limits import provider_key
-    from evalcore.models.types import ModelSpec
-
-    api_base = None if args.judge.startswith("sim/") else (getattr(args, "judge_api_base", None) or args.api_base)
-    limits = provider_limits(args).for_provider(provider_key(args.judge, api_base))
-    return ModelSpec(name=args.judge, api_base=api_base, timeout_s=args.timeout, limits=limits)
-
-
 def command(args: argparse.Namespace) -> int:
     # Start-up (the imports, the golden set, the server's start) runs with the collector off, as the reference server's
     # does: what it builds lives to the end of the run, and collections during it would walk it for nothing. It is
@@ -140,15 +101,11 @@ def _command(args: argparse.Namespace) -> int:
 
     from evalcore.golden.limits import DEFAULT_LIMITS
     from evalcore.golden.loader import load_golden_set
-    from evalcore.mcp.target import STDIO_ENV, STDIO_HEADERS, parse_headers, parse_server_env, register_target_secrets
     from evalcore.mcp.transport.base import Limits
     from evalcore.paths import default_golden_set
-    from evalcore.redaction import register_url_secrets
 
-    register_target_secrets(args.url, args.stdio)  # before any message quotes them
-    for option, api_base in (("--api-base", args.api_base), ("--judge-api-base", args.judge_api_base)):
-        if api_base:
-            register_url_secrets(api_base, option)
+    chosen = target_from_args(args)  # its secrets registered before any message quotes them
+    specs, judge = model_specs_from_args(args), judge_spec_from_args(args)
     if args.max_steps < 1:
         raise ConfigError(f"--max-steps must be at least 1, got {args.max_steps}")
     if args.runs < 1 or args.concurrency < 1 or args.model_concurrency < 1:
@@ -162,7 +119,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.run_id and (args.resume or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", args.run_id)):
         raise ConfigError("--run-id takes letters, digits, '.', '_' or '-' (at most 64), and does not combine with --resume")
     shard = _shard(args)
-    if args.replay_run and (args.url or args.stdio or args.server or args.header or args.server_env):
+    if args.replay_run and (chosen.given or chosen.headers or chosen.server_env):
         raise ConfigError(
             "--replay-run serves a stored run's recording and contacts no server: give no --url, --stdio, --server, --header or --server-env with it"
         )
@@ -170,26 +127,18 @@ def _command(args: argparse.Namespace) -> int:
         raise ConfigError("--replay-run does not combine with --shard: replay the run on one machine")
     # A malformed or hostile golden file is refused here, before a server starts or the store is touched;
     # the runner checks the tool names again once the server has listed its tools.
-    if args.header and args.stdio:
-        raise ConfigError(STDIO_HEADERS)
-    headers = parse_headers(args.header)
-    if args.server_env and not args.stdio:
-        raise ConfigError(STDIO_ENV)
-    server_env = parse_server_env(args.server_env)
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
     load_golden_set(golden_path, limits=golden_limits)
     if args.resume and not args.replay_run:
-        args.replay_run = _resumed_replay(args)  # a replay resumes as a replay of the run it replayed, never on a live server
+        args.replay_run = _resumed_replay(args, chosen)  # a replay resumes as a replay of the run it replayed, never on a live server
     replayed = replay_target(args.db, args.replay_run) if args.replay_run else None
 
     from evalcore.models.adapter import start_litellm_import
 
-    specs, judge = model_specs(args), judge_spec(args)
     start_litellm_import([*specs, judge])  # when a model takes litellm: it overlaps the imports below and the server's start
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.commands.progress import Progress
-    from evalcore.mcp.target import resolve_target
     from evalcore.models.preflight import check_models
 
     run_date = _parse_date(args.date) if args.date else None
@@ -214,15 +163,8 @@ def _command(args: argparse.Namespace) -> int:
         kind="replay" if args.replay_run else "run",
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
-    server = args.server if not (args.url or args.stdio) else None
-    if server is None and not (args.url or args.stdio):
-        server = "reference"
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it
-    served = (
-        contextlib.nullcontext(replayed)
-        if replayed is not None
-        else resolve_target(url=args.url, stdio=args.stdio, server=server, headers=headers, server_env=server_env)
-    )
+    served = contextlib.nullcontext(replayed) if replayed is not None else chosen.resolve(default_server="reference")
     # What start-up built (modules, the golden set, the config) lives to the end of the run: frozen, the collections
     # the run's allocations trigger do not walk it again and again.
     gc.freeze()
@@ -314,7 +256,7 @@ def replay_target(db: Path, run_id: str) -> ReplayTarget:
     return ReplayTarget(run_id, exchanges)
 
 
-def _resumed_replay(args: argparse.Namespace) -> str | None:
+def _resumed_replay(args: argparse.Namespace, chosen: TargetChoice) -> str | None:
     """The recorded run a resumed replay served (from its stored plan), or None for a run of another kind."""
     from evalcore.behaviour.plan import RunPlan
     from evalcore.store.behaviour import load_plan
@@ -323,7 +265,7 @@ def _resumed_replay(args: argparse.Namespace) -> str | None:
     plan = RunPlan.from_json(stored) if stored is not None else None
     if plan is None or plan.replay_of is None:
         return None
-    if args.url or args.stdio or args.server or args.header or args.server_env:
+    if chosen.given or chosen.headers or chosen.server_env:
         raise ConfigError(f"run {args.resume} is a replay of run {plan.replay_of}: resume it with no --url, --stdio, --server, --header or --server-env")
     return plan.replay_of
 

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from evalcore.compare.verdicts import ArmCounts, Difference, Pool, judge_pools, pool_cases
 from evalcore.golden.model import GoldenSet
-from evalcore.records import MetricSet
+from evalcore.records import MetricSet, published
 from evalcore.scoring.registry import get
 
 SCHEMA_VERSION: Final = 1
@@ -108,21 +108,24 @@ class PerturbReport:
         return tuple(s for s in (*self.models, *self.tools) if s.difference.fails)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schemaVersion": SCHEMA_VERSION,
-            "perturbId": self.perturb_id,
-            "goldenPath": self.golden_path,
-            "alpha": self.alpha,
-            "runs": self.runs,
-            "seed": self.seed,
-            "baselineRunId": self.baseline_run_id,
-            "metric": selection_metric(),
-            "correction": "benjamini-hochberg",
-            "failed": bool(self.failed),
-            "perturbations": [p.to_json() for p in self.perturbations],
-            "models": [s.to_json() for s in self.models],
-            "tools": [s.to_json() for s in self.tools],
-        }
+        """The `--json` document and the stored report, published (no secret evalcore knows leaves in it)."""
+        return published(
+            {
+                "schemaVersion": SCHEMA_VERSION,
+                "perturbId": self.perturb_id,
+                "goldenPath": self.golden_path,
+                "alpha": self.alpha,
+                "runs": self.runs,
+                "seed": self.seed,
+                "baselineRunId": self.baseline_run_id,
+                "metric": selection_metric(),
+                "correction": "benjamini-hochberg",
+                "failed": bool(self.failed),
+                "perturbations": [p.to_json() for p in self.perturbations],
+                "models": [s.to_json() for s in self.models],
+                "tools": [s.to_json() for s in self.tools],
+            }
+        )
 
 
 def selection_metric() -> str:

@@ -39,7 +39,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeVar
 
-from evalcore.records import MetricSet
+from evalcore.records import MetricSet, published
 from evalcore.scoring.stats import benjamini_hochberg, fisher_exact_two_sided, newcombe_interval, runs_needed
 
 Verdict = Literal["better", "worse", "no_difference", "inconclusive"]
@@ -171,20 +171,23 @@ class Comparison:
         return tuple(d for d in (*self.cases, *self.models) if d.fails)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schemaVersion": SCHEMA_VERSION,
-            "comparisonId": self.comparison_id,
-            "goldenPath": self.golden_path,
-            "candidate": dict(self.candidate),
-            "alpha": self.alpha,
-            "runs": self.runs,
-            "baselineRunId": self.baseline_run_id,
-            "candidateRunId": self.candidate_run_id,
-            "correction": "benjamini-hochberg",
-            "failed": bool(self.failed),
-            "cases": [d.to_json() for d in self.cases],
-            "models": [d.to_json() for d in self.models],
-        }
+        """The `--json` document and the stored report, published (no secret evalcore knows leaves in it: a candidate URL's key)."""
+        return published(
+            {
+                "schemaVersion": SCHEMA_VERSION,
+                "comparisonId": self.comparison_id,
+                "goldenPath": self.golden_path,
+                "candidate": dict(self.candidate),
+                "alpha": self.alpha,
+                "runs": self.runs,
+                "baselineRunId": self.baseline_run_id,
+                "candidateRunId": self.candidate_run_id,
+                "correction": "benjamini-hochberg",
+                "failed": bool(self.failed),
+                "cases": [d.to_json() for d in self.cases],
+                "models": [d.to_json() for d in self.models],
+            }
+        )
 
 
 def judge_differences(pairs: Sequence[tuple[str, str | None, ArmCounts, ArmCounts]], alpha: float, *, with_runs_needed: bool = True) -> list[Difference]:

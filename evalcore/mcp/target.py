@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import shlex
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ _VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}")
 # Headers evalcore sets itself on each request, and the conformance checks vary on purpose; so does every `Mcp-*` one.
 STDIO_HEADERS = "--header is sent to an HTTP server only (--url, --server, --reference); a stdio server takes its credentials from its environment"
 STDIO_ENV = "--server-env is passed to a stdio server only (--stdio); evalcore starts no other server with your environment"
+URL_AUTHORIZATION = "--header Authorization and a user:password in the URL would both set the request's credentials: give one of them"
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MANAGED_HEADERS = frozenset({"accept", "content-type", "content-length", "host", "last-event-id", "traceparent", "tracestate"})
 
@@ -82,12 +84,20 @@ def parse_server_env(names: Sequence[str] | None, environ: Mapping[str, str] | N
     return tuple(passed.items())
 
 
-def register_target_secrets(url: str | None = None, stdio: str | None = None) -> None:
-    """Register the credentials written into a `--url` or a `--stdio` command as secrets (before anything quotes them)."""
+def register_target_secrets(url: str | None = None, stdio: str | None = None, *, url_label: str = "--url", stdio_label: str = "--stdio") -> None:
+    """Register the credentials written into a `--url` or a `--stdio` command as secrets (before anything quotes them),
+    named after the option that gave them."""
     if url is not None:
-        register_url_secrets(url, "--url")
+        register_url_secrets(url, url_label)
     if stdio is not None:
-        register_command_secrets(_words(stdio), "--stdio")
+        register_command_secrets(_words(stdio), stdio_label)
+
+
+def _has_userinfo(url: str) -> bool:
+    try:
+        return "@" in urllib.parse.urlsplit(url).netloc
+    except ValueError:  # a malformed URL is refused when it is opened
+        return False
 
 
 def _words(command: str) -> list[str]:
@@ -118,6 +128,8 @@ class Target:
         register_target_secrets(self.url, self.stdio)
         for name, value in self.headers:
             register_secret(name, value)
+        if self.url is not None and _has_userinfo(self.url) and any(name.lower() == "authorization" for name, _ in self.headers):
+            raise ConfigError(URL_AUTHORIZATION)  # the HTTP client would refuse to send either
 
     @property
     def transport(self) -> str:
