@@ -95,7 +95,7 @@ def _without_durations(value: Any) -> Any:
         return {
             key: _without_durations(item)
             for key, item in value.items()
-            if key not in {"runId", "startedAt", "latestRun", "started", "request_ids", "retries"} and "latency" not in key and not key.endswith("_ms")
+            if key not in {"runId", "runKind", "startedAt", "latestRun", "started", "request_ids", "retries"} and "latency" not in key and not key.endswith("_ms")
         }
     if isinstance(value, list):
         return [_without_durations(item) for item in value]
@@ -144,6 +144,7 @@ def test_a_merged_sharded_run_reports_and_stores_what_the_unsharded_run_does(sha
     workspace, one, merged = sharded
     assert len(one["models"]) == 2 and sum(case["attempts"] for model in one["models"] for case in model["cases"]) == 30
     assert merged[count]["runId"] != one["runId"]
+    assert (merged[count]["runKind"], one["runKind"]) == ("merged", "run")
     assert _without_durations(merged[count]) == _without_durations(one)
     unsharded, joined = _rows(workspace / "one.duckdb"), _rows(workspace / f"merged-{count}.duckdb")
     assert len(joined["attempts"]) == 30 and joined["metrics"] and joined["scores"]
