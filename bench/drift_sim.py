@@ -272,9 +272,14 @@ def _mark(truth: Truth) -> str:
     return f"{truth.model}/{truth.case_id}"
 
 
+def _found(change: Change) -> str:
+    """The run a drop counts as found by: the one whose full test confirmed it (a provisional flag's own, until then)."""
+    return change.confirmed_run_id or change.detected_run_id
+
+
 def score_store(changes: Sequence[Change], truths: Sequence[Truth], tally: Tally, run_index: dict[str, int], errored_nights: set[int]) -> None:
     tally.errored_nights += len(errored_nights)
-    tally.errored_night_flags += sum(run_index[c.change_run_id] in errored_nights or run_index[c.detected_run_id] in errored_nights for c in changes)
+    tally.errored_night_flags += sum(run_index[c.change_run_id] in errored_nights or run_index[_found(c)] in errored_nights for c in changes)
     for truth in truths:
         all_drops = [c for c in changes if (c.model, c.case_id) == (truth.model, truth.case_id) and c.kind == "drop"]
         provisional = [c for c in all_drops if c.provisional or c.provisional_run_id or c.status == "withdrawn"]
@@ -296,8 +301,8 @@ def score_store(changes: Sequence[Change], truths: Sequence[Truth], tally: Tally
             continue
         assert truth.night is not None and truth.cause is not None
         full = truth.full_night
-        tally.early_flags += sum(run_index[c.detected_run_id] < truth.night for c in drops)
-        late = [c for c in drops if run_index[c.detected_run_id] >= truth.night]
+        tally.early_flags += sum(run_index[_found(c)] < truth.night for c in drops)
+        late = [c for c in drops if run_index[_found(c)] >= truth.night]
         flag = late[0] if late else None
         right = flag is not None and flag.cause == truth.cause and (truth.cause != "ambiguous" or set(flag.changed) == {"server", "model"})
         if flag is not None and not right:
@@ -305,8 +310,8 @@ def score_store(changes: Sequence[Change], truths: Sequence[Truth], tally: Tally
         closed = None
         if flag is not None and truth.recovery_night is not None:
             closed = flag.closed_by_run_id is not None and abs(run_index[flag.closed_by_run_id] - truth.recovery_night) <= 1
-        delay = max(1, run_index[flag.detected_run_id] - full + 1) if flag is not None else None
-        first = next((c for c in all_drops if run_index[c.detected_run_id] >= truth.night), None)
+        delay = max(1, run_index[_found(flag)] - full + 1) if flag is not None else None
+        first = next((c for c in all_drops if run_index[_found(c)] >= truth.night), None)
         provisional_first = (
             first is not None
             and (first.provisional or first.provisional_run_id is not None)
@@ -316,7 +321,7 @@ def score_store(changes: Sequence[Change], truths: Sequence[Truth], tally: Tally
             tally.second_drops += 1
             tally.second_found += any(
                 c is not flag
-                and truth.second_night <= run_index[c.detected_run_id] <= truth.second_night + 2
+                and truth.second_night <= run_index[_found(c)] <= truth.second_night + 2
                 and run_index[c.change_run_id] >= truth.second_night - 1
                 for c in drops
             )

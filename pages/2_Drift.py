@@ -15,6 +15,8 @@ st.caption(
     "A change is found when a case's pass rate moves and stays moved: every candidate change point in the recent runs is tested "
     "(the pooled attempts before it against those after it, exact test), corrected for the number of change points and for every "
     f"(model × case) tested that night (Benjamini-Hochberg, q ≤ {DEFAULTS.fdr}). One bad night among good ones is never a change. "
+    "A drop one run settles is flagged that night as provisional, and the next run confirms or withdraws it; a change keeps the date "
+    "of the night it was first flagged, the date that night's run reported. "
     "The cause compares every fingerprint of the last run before the change point with the first run after it. Method: docs/drift.md."
 )
 

@@ -522,7 +522,7 @@ def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
     timeline = figures.drift_timeline(points, changes, "sim/m · case-a")
     assert list(timeline.data[0].x) == [0, 1, 2, 3, 4, 5]
     found = next(trace for trace in timeline.data if trace.name == "drop found")
-    assert list(found.x) == [5]  # found on the second run after it
+    assert list(found.x) == [4]  # flagged (provisionally) by the first run after it, and confirmed by the second
     assert timeline.layout.shapes[0].x0 == 3.5  # the change point, between the last good run and the first after
 
 

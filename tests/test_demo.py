@@ -29,7 +29,8 @@ def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else
     assert server_change.action.startswith(sentence)
     model_change = next(c for c in changes if c.cause == "model")
     assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model_change.evidence)
-    assert all(c.delay_runs == 2 and c.status == "open" for c in changes)
+    # each dated the night a run first flagged it: the night it began when that run alone settled it (then confirmed by the next)
+    assert all(c.delay_runs == (1 if c.provisional_run_id else 2) and c.status == "open" and c.confirmation == "confirmed" for c in changes)
 
 
 def test_the_server_descriptions_change_between_runs(demo_db):

@@ -10,6 +10,7 @@ import random
 from dataclasses import replace
 from datetime import date, timedelta
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -115,9 +116,10 @@ def test_one_bad_night_among_good_ones_is_never_a_change():
     for bad in (0, 1, 2, 3):
         assert drops(history([5] * 10 + [bad] + [5] * 10)) == []
     (flag,) = drops(history([5] * 10 + [0]))  # the newest night alone: a provisional flag, withdrawn by the next good run
-    assert flag.provisional and flag.status == "open"
+    assert flag.provisional and flag.status == "open" and (flag.confirmation, flag.confirmed_run_id) == ("provisional", None)
     (withdrawn,) = drops_with_withdrawn(history([5] * 10 + [0, 5]))
     assert withdrawn.provisional and withdrawn.status == "withdrawn" and withdrawn.detected_run_id == "run-10"
+    assert (withdrawn.confirmation, withdrawn.confirmed_run_id) == ("withdrawn", None)
 
 
 def test_a_drop_one_run_settles_is_flagged_provisionally_that_night_and_confirmed_by_the_next():
@@ -126,7 +128,11 @@ def test_a_drop_one_run_settles_is_flagged_provisionally_that_night_and_confirme
     assert (flag.before_passes, flag.before_attempts, flag.after_passes, flag.after_attempts) == (35, 35, 0, 5)
     assert flag.p_value == pytest.approx(1 / math.comb(40, 5)) and flag.cause == "model" and flag.tests == 1
     (confirmed,) = drops(history([5] * 7 + [0, 1], changes={7: {"model_version": "v2"}}))
-    assert (confirmed.provisional, confirmed.provisional_run_id, confirmed.detected_run_id, confirmed.change_run_id) == (False, "run-07", "run-08", "run-07")
+    assert (confirmed.provisional, confirmed.confirmation, confirmed.provisional_run_id, confirmed.change_run_id) == (False, "confirmed", "run-07", "run-07")
+    # still dated the night it was flagged, one run in; the next night's run confirmed it, with the full test's counts
+    assert (confirmed.detected_run_id, confirmed.detected_date, confirmed.delay_runs) == ("run-07", START + timedelta(days=7), 1)
+    assert (confirmed.confirmed_run_id, confirmed.confirmed_date) == ("run-08", START + timedelta(days=8))
+    assert (confirmed.after_passes, confirmed.after_attempts) == (1, 10) and confirmed.reported_by("run-07") and confirmed.reported_by("run-08")
     # A drop that one run does not settle waits for the second: 2/5 after 35/35, or 0/5 after only 10/10.
     assert drops(history([5] * 7 + [2])) == [] and drops(history([5] * 2 + [0])) == []
     # An open drop is not flagged again by a worse night.
@@ -396,3 +402,103 @@ def test_the_nightly_run_report_carries_the_changes_that_run_found_and_fails_on_
     assert (row["provisional"], row["provisional_run_id"]) == ("false", reports[7]["runId"])
     printed = capsys.readouterr().out
     assert "provisional drop (one run shows it" in printed and "drift fails this run: it flagged a drop" in printed
+
+
+NIGHTLY_CASES = {"weather-paris": "Paris", "weather-london": "London", "weather-tokyo": "Tokyo", "weather-berlin": "Berlin"}
+
+
+def _weather(city: str, **more: object) -> dict[str, object]:
+    return {"calls": [{"name": "get_weather", "args": {"city": city}}], "text": "Sunny.", **more}
+
+
+def test_a_nightly_run_and_the_drift_history_date_a_change_on_the_night_it_was_first_flagged(tmp_path, reference_url, capsys):
+    """22 nights of real `evalcore run`s of two scripted models: each change carries one date everywhere, the night a run
+    first flagged it; a provisional flag keeps that date when the next night confirms it."""
+    import yaml
+
+    from evalcore.cli import main
+    from evalcore.dashboard import data as dashboard_data
+
+    golden = tmp_path / "tasks.yaml"
+    cases = [
+        {"id": case, "prompt": f"What's the weather in {city}?", "expect_tool": "get_weather", "expect_args": {"city": city}}
+        for case, city in NIGHTLY_CASES.items()
+    ]
+    golden.write_text(yaml.safe_dump({"cases": cases}))
+    good = {case: _weather(city) for case, city in NIGHTLY_CASES.items()}
+    guess = {"no_call": True, "text": "Probably sunny."}
+    steady, drifting = tmp_path / "steady.yaml", tmp_path / "drifting.yaml"
+    # steady: one bad night of weather-berlin (03-05: flagged provisionally, withdrawn the next night); weather-paris lost from 03-10
+    steady_from = {"2026-03-05": {"cases": {"weather-berlin": guess}}, "2026-03-06": {"cases": {"weather-berlin": good["weather-berlin"]}}}
+    steady_from["2026-03-10"] = {"cases": {"weather-paris": guess}}
+    steady.write_text(yaml.safe_dump({"cases": good, "from": steady_from}))
+    # drifting: weather-berlin passes 2/5 from 03-07 (one run does not settle that); a model update on 03-16 loses london (0/5) and tokyo (1/5)
+    drifting_from: dict[str, object] = {"2026-03-07": {"cases": {"weather-berlin": _weather("Berlin", attempts={n: guess for n in (3, 4, 5)})}}}
+    drifting_from["2026-03-16"] = {
+        "defaults": {"model_version": "sim-2"},
+        "cases": {"weather-london": guess, "weather-tokyo": _weather("Sydney", attempts={1: good["weather-tokyo"]})},
+    }
+    drifting.write_text(yaml.safe_dump({"cases": good, "from": drifting_from}))
+    db = tmp_path / "evals.duckdb"
+    models = f"sim/script:{steady},sim/script:{drifting}"
+    reports, exits, said = [], [], {}
+    for night in range(1, 23):
+        out = tmp_path / f"report-{night:02d}.json"
+        arguments = ["run", "--golden", str(golden), "--models", models, "--url", reference_url, "--db", str(db), "--out", str(out)]
+        exits.append(main([*arguments, "--date", f"2026-03-{night:02d}"]))
+        reports.append(json.loads(out.read_text()))
+        said[reports[-1]["runDate"]] = capsys.readouterr().out
+
+    def short(model: str) -> str:
+        return Path(model.split(":", 1)[1]).stem
+
+    # What each night's run said: the drops it flagged (its own drift), and the night each (model, case) was first flagged.
+    flagged_by_night = {r["runDate"]: {(short(c["model"]), c["case_id"]): c for c in r["drift"]["changes"] if c["kind"] == "drop"} for r in reports}
+    first_flag: dict[tuple[str, str], dict] = {}
+    for night, flags in flagged_by_night.items():
+        for pair, change in flags.items():
+            first_flag.setdefault(pair, {**change, "night": night})
+    assert {pair: c["night"] for pair, c in first_flag.items()} == {
+        ("steady", "weather-berlin"): "2026-03-05",
+        ("drifting", "weather-berlin"): "2026-03-08",
+        ("steady", "weather-paris"): "2026-03-10",
+        ("drifting", "weather-london"): "2026-03-16",
+        ("drifting", "weather-tokyo"): "2026-03-16",
+    }
+    # a night whose run flagged a drop failed on it (the case gates fail the later nights anyway)
+    assert [r["runDate"] for r in reports if r["gate"]["reason"].startswith("drift:")] == [n for n, flags in flagged_by_night.items() if flags]
+    assert all(exits[int(n[-2:]) - 1] == 1 for n, flags in flagged_by_night.items() if flags)
+
+    # `evalcore drift` and the Drift page's query over the whole history: every change the runs flagged (the withdrawn
+    # one-night flag aside), each dated the night a run first flagged it, not the night it was confirmed.
+    out = tmp_path / "drift.json"
+    assert run_drift_command(argparse.Namespace(db=db, golden=None, json=out, min_baseline=None)) == 0
+    printed = capsys.readouterr().out
+    listed = {(short(c["model"]), c["case_id"]): c for c in json.loads(out.read_text())["changes"] if c["kind"] == "drop"}
+    _, page_changes = dashboard_data.drift(db, reports[0]["golden"]["path"])
+    on_page = {(short(c.model), c.case_id): c for c in page_changes if c.kind == "drop"}
+    assert set(listed) == set(on_page) == set(first_flag) - {("steady", "weather-berlin")}
+    flagged = {pair: (first_flag[pair]["night"], first_flag[pair]["change_date"], first_flag[pair]["detected_run_id"]) for pair in listed}
+    assert {pair: (c["detected_date"], c["change_date"], c["detected_run_id"]) for pair, c in listed.items()} == flagged
+    assert {pair: (c.detected_date.isoformat(), c.change_date.isoformat(), c.detected_run_id) for pair, c in on_page.items()} == flagged
+    for pair, change in listed.items():
+        assert first_flag[pair]["detected_date"] == first_flag[pair]["night"]
+        assert change["confirmation"] == on_page[pair].confirmation == "confirmed", pair
+        assert f"{change['change_date']}  {change['model']}  {change['case_id']}: DROP" in printed
+    # A provisional flag: the run of its night said provisional, the next night's run confirmed it under the same date.
+    for pair in (("steady", "weather-paris"), ("drifting", "weather-london"), ("drifting", "weather-tokyo")):
+        flag, change = first_flag[pair], listed[pair]
+        assert flag["provisional"] is True and flag["confirmation"] == "provisional" and flag["confirmed_run_id"] is None
+        nights = list(flagged_by_night)
+        next_night = nights[nights.index(flag["night"]) + 1]
+        confirmed = flagged_by_night[next_night][pair]
+        assert (confirmed["detected_date"], confirmed["confirmation"], confirmed["confirmed_date"]) == (flag["night"], "confirmed", next_night)
+        assert (change["provisional"], change["provisional_run_id"], change["confirmed_date"]) == (False, flag["detected_run_id"], next_night)
+        assert change["delay_runs"] == 1 and f"flagged on {flag['night']}, 1 run(s) in, provisionally; confirmed on {next_night}" in printed
+        assert f"{flag['change_date']}  {flag['model']}  {pair[1]}: provisional drop (one run shows it" in said[flag["night"]]
+        assert f"{flag['change_date']}  {flag['model']}  {pair[1]}: drop flagged on {flag['night']}, confirmed on {next_night}" in said[next_night]
+    table = dashboard_data.changes_table(page_changes, {})
+    assert set(table.loc[table["case"] == "weather-paris", "change"]) == {"drop 03-10, confirmed"}
+    # A drop the full test found at once: flagged and confirmed by the same run.
+    direct = listed[("drifting", "weather-berlin")]
+    assert direct["provisional_run_id"] is None and direct["confirmed_run_id"] == direct["detected_run_id"]

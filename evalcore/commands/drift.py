@@ -1,8 +1,12 @@
 """Command: `python -m evalcore drift` — persistent changes of each case's pass rate in the stored behaviour history, with their cause.
 
 Exit codes: 0 when the latest run raised no new drop (older flags, open or
-recovered, are listed but do not fail), 1 when it raised at least one,
-provisional or confirmed. `run` fails its run on the same rule (`run_drift_fails`).
+recovered, are listed but do not fail), 1 when it flagged at least one
+(provisional or confirmed at once) or confirmed one flagged provisionally the
+night before. `run` fails its run on the same rule (`run_drift_fails`).
+
+A change has one date everywhere: the night a run first flagged it
+(`detected_date`); confirming it later changes its status, not its date.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     settings = drift_settings(args)
     changes = detect_changes(points, settings)
     latest = points[-1].run_id
-    new_drops = [c for c in changes if c.kind == "drop" and c.detected_run_id == latest]
+    new_drops = [c for c in changes if c.kind == "drop" and c.reported_by(latest)]
     runs = len({p.run_id for p in points})
     print(render_changes(changes, latest))
     print(f"\n{summary(changes)} over {runs} runs; latest run {latest}: " + (f"{len(new_drops)} new drop(s), exit 1" if new_drops else "no new drop"))
@@ -91,6 +95,8 @@ def render_change(change: Change, latest_run: str | None) -> str:
     from evalcore.drift.render import headline
 
     marker = " (found by the latest run)" if change.detected_run_id == latest_run else ""
+    if change.provisional_run_id and change.confirmed_run_id == latest_run:
+        marker += " (confirmed by the latest run)"
     if change.provisional:
         marker += " (provisional: one run shows it; the next run confirms or withdraws it)"
     lines = [
@@ -112,6 +118,7 @@ def change_json(change: Change) -> dict[str, Any]:
         if isinstance(value, date):
             data[name] = value.isoformat()
     data["changed"] = list(change.changed)
+    data["confirmation"] = change.confirmation
     data["before_interval"] = list(change.before_interval)
     data["after_interval"] = list(change.after_interval)
     return data
@@ -124,20 +131,21 @@ def changes_json(changes: Sequence[Change], latest_run: str | None, settings: Dr
         "kind": "drift",
         "schemaVersion": DRIFT_SCHEMA_VERSION,
         "latestRun": latest_run,
-        "latestRunFlagged": any(c.kind == "drop" and c.detected_run_id == latest_run for c in changes),
+        "latestRunFlagged": any(c.kind == "drop" and c.reported_by(latest_run) for c in changes) if latest_run else False,
         "settings": {f.name: getattr(settings, f.name) for f in fields(settings)},
         "changes": [change_json(c) for c in changes],
     }
 
 
 def drift_of_run(db: Path, golden_path: str, run_id: str) -> dict[str, Any]:
-    """The changes this run found in the stored history of its golden set (a `run` report's "drift" part)."""
+    """The changes this run found in the stored history of its golden set (a `run` report's "drift" part): those it
+    flagged, and those flagged provisionally the night before that it confirmed (dated the night they were flagged)."""
     from evalcore.behaviour.history import run_points
     from evalcore.drift import DriftSettings, detect_changes
 
     settings = DriftSettings()
     changes = detect_changes(run_points(db, golden_path=golden_path), settings)
-    return changes_json([c for c in changes if c.detected_run_id == run_id], run_id, settings)
+    return changes_json([c for c in changes if c.reported_by(run_id)], run_id, settings)
 
 
 def run_drift_fails(drift: Mapping[str, Any]) -> bool:
@@ -161,9 +169,17 @@ def render_run_drift(drift: Mapping[str, Any]) -> str | None:
     if not changes:
         return None
     header = f"\ndrift: {len(changes)} case(s) changed against their own history, found by this run"
-    provisional = "provisional drop (one run shows it; the next run confirms or withdraws it): "
-    lines = [
-        f"  {c['change_date']}  {c['model']}  {c['case_id']}: {provisional if c.get('provisional') else ''}{c['attribution']}: {c['action']}" for c in changes
-    ]
+    lines = [f"  {c['change_date']}  {c['model']}  {c['case_id']}: {_run_status(c)}{c['attribution']}: {c['action']}" for c in changes]
     footer = "\ndrift fails this run: it flagged a drop" if run_drift_fails(drift) else ""
     return header + "\n" + "\n".join(lines) + footer
+
+
+def _run_status(change: Mapping[str, Any]) -> str:
+    """What a run says of a drop it reports: flagged tonight (provisionally or not), or flagged earlier and confirmed tonight."""
+    if change.get("kind") != "drop":
+        return ""
+    if change.get("provisional"):
+        return f"provisional drop (one run shows it; the next run confirms or withdraws it), flagged on {change['detected_date']}: "
+    if change.get("provisional_run_id"):
+        return f"drop flagged on {change['detected_date']}, confirmed on {change['confirmed_date']}: "
+    return f"drop flagged on {change['detected_date']}: "

@@ -232,7 +232,7 @@ def changes_table(changes: list[Change], labels: dict[str, str]) -> pd.DataFrame
 
 
 # Pixel widths that add up to less than the page's content width at 1400 px, so no column scrolls out of view.
-CHANGES_TABLE_WIDTHS = {"change point": 90, "case": 165, "cause": 230, "change": 105, "pass rate": 85, "q": 60, "model": 185}
+CHANGES_TABLE_WIDTHS = {"change point": 90, "case": 165, "cause": 230, "change": 150, "pass rate": 85, "q": 60, "model": 185}
 
 
 def changes_csv(changes: list[Change]) -> str:
@@ -256,6 +256,9 @@ def changes_frame(changes: list[Change]) -> pd.DataFrame:
             "status": c.status or "",
             "provisional": "true" if c.provisional else "false",
             "provisional_run_id": c.provisional_run_id or "",
+            "confirmation": c.confirmation,
+            "confirmed_run_id": c.confirmed_run_id or "",
+            "confirmed_date": c.confirmed_date.isoformat() if c.confirmed_date else "",
             "closed_by_run_id": c.closed_by_run_id or "",
             "closed_date": c.closed_date.isoformat() if c.closed_date else "",
             "before_passes": c.before_passes,
@@ -286,7 +289,7 @@ def changes_frame(changes: list[Change]) -> pd.DataFrame:
 
 CHANGE_COLUMNS = (
     "kind", "model", "case_id", "change_date", "last_good_run_id", "change_run_id", "detected_run_id", "detected_date", "delay_runs",
-    "status", "provisional", "provisional_run_id",
+    "status", "provisional", "provisional_run_id", "confirmation", "confirmed_run_id", "confirmed_date",
     "closed_by_run_id", "closed_date", "before_passes", "before_attempts", "before_rate", "before_ci_low", "before_ci_high",
     "after_passes", "after_attempts", "after_rate", "after_ci_low", "after_ci_high", "p_value", "q_value", "tests_that_night",
     "cause", "changed", "attribution", "action", "description_diff", "evidence", "simulated",
@@ -296,9 +299,10 @@ CHANGE_COLUMNS = (
 def _status(change: Change) -> str:
     if change.kind == "recovery":
         return "recovery"
+    flagged = f"drop {change.detected_date:%m-%d}"  # the night a run first flagged it, as that run's report dates it
     if change.status == "recovered" and change.closed_date:
-        return f"drop, recovered {change.closed_date:%m-%d}"
-    return "drop, open (provisional: one run shows it)" if change.provisional else "drop, open"
+        return f"{flagged}, recovered {change.closed_date:%m-%d}"
+    return f"{flagged}, provisional" if change.provisional else f"{flagged}, confirmed"
 
 
 @st.cache_data(ttl=60, show_spinner=False)

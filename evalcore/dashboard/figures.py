@@ -395,7 +395,8 @@ def drift_overview(points: Sequence[RunPoint], changes: Sequence[Change]) -> go.
 
 def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title: str) -> go.Figure:
     """One (model, case): pass rate per run in history order; each change point as a dashed line, with the pooled pass rate
-    before and after it (and its Wilson 95% band) as the test compared them, and a marker on the run that found it."""
+    before and after it (and its Wilson 95% band) as the test compared them (up to the run that confirmed it), and a marker
+    on the run that first flagged it."""
     figure = go.Figure()
     if not history:
         figure.update_layout(title="No runs of this case")
@@ -417,11 +418,12 @@ def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title
         if change.change_run_id not in columns or change.detected_run_id not in columns:
             continue
         at, found = columns[change.change_run_id][0], columns[change.detected_run_id][0]
+        compared = columns[change.confirmed_run_id][0] if change.confirmed_run_id in columns else found  # the last run the test counted
         start = columns[change.baseline_run_id][0] if change.baseline_run_id in columns else at - 1
         colour = DROP_COLOUR if change.kind == "drop" else RECOVERY_COLOUR
         for name, (x0, x1), (passes, attempts), band, line in (
             ("before", (start, at - 1), (change.before_passes, change.before_attempts), change.before_interval, BEFORE_COLOUR),
-            ("after", (at, found), (change.after_passes, change.after_attempts), change.after_interval, colour),
+            ("after", (at, compared), (change.after_passes, change.after_attempts), change.after_interval, colour),
         ):
             rate = passes / attempts
             figure.add_trace(
@@ -456,8 +458,10 @@ def drift_timeline(history: Sequence[RunPoint], changes: Sequence[Change], title
                 y=[next(p.pass_rate for p in history if p.run_id == change.detected_run_id)],
                 mode="markers",
                 marker={"size": 16, "color": colour, "symbol": "x" if change.kind == "drop" else "triangle-up"},
-                customdata=[(plotly_text(change.attribution), f"{change.q_value:.2g}", change.delay_runs)],
-                hovertemplate="found here, %{customdata[2]} run(s) after the change point<br>%{customdata[0]}<br>q = %{customdata[1]}<extra></extra>",
+                customdata=[(plotly_text(change.attribution), f"{change.q_value:.2g}", change.delay_runs, change.confirmation)],
+                hovertemplate=(
+                    "flagged here, %{customdata[2]} run(s) after the change point (%{customdata[3]})<br>%{customdata[0]}<br>q = %{customdata[1]}<extra></extra>"
+                ),
                 name=f"{change.kind} found",
             )
         )

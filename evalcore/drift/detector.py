@@ -44,8 +44,9 @@ every (model, case) with a run that night is one test:
    it (at least `min_baseline` of them) with p <= `provisional_p` and
    Bonferroni's bound over the night's tests at most `fdr`, is flagged that
    night as provisional. Its next run settles it: the full test above finds
-   the drop (the flag is confirmed, and becomes that drop) or it does not
-   (the flag is withdrawn, and the regime goes on).
+   the drop (the flag is confirmed, and becomes that drop, still dated the
+   night it was flagged) or it does not (the flag is withdrawn, and the
+   regime goes on).
 
 A drop opens a flag and starts a new regime at its change point; a later
 recovery (a significant rise) closes every open flag of the case, naming the
@@ -144,8 +145,7 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
             entry = _change(state, test, q_value, family, settings)
             flagged.add(test.pair)
             if entry.change.kind == "drop" and state.pending is not None:  # the provisional flag is confirmed: it becomes this drop
-                entry = replace(entry, change=replace(entry.change, provisional_run_id=found[state.pending].change.detected_run_id))
-                found[state.pending] = entry
+                found[state.pending] = _confirmed(found[state.pending].change, entry, test.newest - 1)
                 state.open_drops.append(state.pending)
                 state.pending = None
             elif entry.change.kind == "drop":
@@ -169,9 +169,27 @@ def detect_changes(points: Iterable[RunPoint], settings: DriftSettings | None = 
             if provisional is not None and provisional.p_value * max(len(tests), 1) <= settings.fdr:
                 entry = _change(state, provisional, min(1.0, provisional.p_value * max(len(tests), 1)), max(len(tests), 1), settings)
                 state.pending = len(found)
-                found.append(replace(entry, change=replace(entry.change, provisional=True)))
+                found.append(replace(entry, change=replace(entry.change, provisional=True, confirmed_run_id=None, confirmed_date=None)))
     kept = [entry for entry in found if withdrawn or entry.change.status != "withdrawn"]
     return _with_since(kept, states)
+
+
+def _confirmed(flag: Change, entry: _Found, flagged_at: int) -> _Found:
+    """The drop the full test found, confirming a provisional flag: still dated the night the flag was raised (its run,
+    `flagged_at` in the case's history), so every report gives it one date, and confirmed by the night's run."""
+    change = entry.change
+    return replace(
+        entry,
+        change=replace(
+            change,
+            detected_run_id=flag.detected_run_id,
+            detected_date=flag.detected_date,
+            delay_runs=max(1, flagged_at - entry.first_after + 1),
+            provisional_run_id=flag.detected_run_id,
+            confirmed_run_id=change.detected_run_id,
+            confirmed_date=change.detected_date,
+        ),
+    )
 
 
 def _segment(state: _PairState, newest: int, settings: DriftSettings, correlation: float = 0.0) -> tuple[int, tuple[Counts, ...]]:
@@ -263,6 +281,8 @@ def _change(state: _PairState, test: _Test, q_value: float, tests: int, settings
         since_attempts=after.attempts,
         simulated=newest.simulated,
         status="open" if kind == "drop" else None,
+        confirmed_run_id=newest.run_id,
+        confirmed_date=newest.run_date,
         night_correlation=test.correlation,
     )
     return _Found(change, attribution, test.start + split)

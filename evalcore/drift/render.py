@@ -13,8 +13,16 @@ def rate_text(passes: int, attempts: int, interval: tuple[float, float]) -> str:
 
 
 def headline(change: Change) -> str:
-    """What changed when, the counts the test compared with their intervals, p and q, when it was found, and its status."""
+    """What changed when, the counts the test compared with their intervals, p and q, the night a run first flagged it
+    (the change's one date) and its status: provisional, then confirmed (or withdrawn), open or recovered."""
     what = "Drop" if change.kind == "drop" else "Recovery"
+    found = f"flagged on {change.detected_date}, {change.delay_runs} run(s) in"
+    night = "that night"
+    if change.provisional:
+        found += ", provisionally"
+    elif change.provisional_run_id:
+        found += f", provisionally; confirmed on {change.confirmed_date} by run {change.confirmed_run_id}"
+        night = f"on {change.confirmed_date}"
     if change.kind == "recovery":
         status = "closes the open drop"
     elif change.status == "recovered":
@@ -25,8 +33,6 @@ def headline(change: Change) -> str:
         status = "provisional: one run shows it; the next run confirms or withdraws it"
     else:
         status = "open"
-    if change.provisional_run_id:
-        status += f" (flagged provisionally a run earlier, by run {change.provisional_run_id})"
     correction = "Bonferroni" if change.provisional else "Benjamini-Hochberg"
     if change.night_correlation > 0:
         status += (
@@ -36,8 +42,8 @@ def headline(change: Change) -> str:
         f"{what} at the change point before run {change.change_run_id} ({change.change_date}; last run before it: {change.last_good_run_id}, "
         f"{change.last_good_date}): before {rate_text(change.before_passes, change.before_attempts, change.before_interval)} -> "
         f"after {rate_text(change.after_passes, change.after_attempts, change.after_interval)}; "
-        f"p = {change.p_value:.2g}, q = {change.q_value:.2g} ({correction} over {change.tests} test(s) that night); "
-        f"found on {change.detected_date}, {change.delay_runs} run(s) in; {status}."
+        f"p = {change.p_value:.2g}, q = {change.q_value:.2g} ({correction} over {change.tests} test(s) {night}); "
+        f"{found}; {status}."
     )
 
 

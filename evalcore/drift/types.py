@@ -8,12 +8,13 @@ from typing import Final, Literal
 
 from evalcore.scoring.stats import wilson_interval
 
-DRIFT_SCHEMA_VERSION: Final = 3
+DRIFT_SCHEMA_VERSION: Final = 4
 
 ChangeKind = Literal["drop", "recovery"]
 Component = Literal["server", "model", "case", "settings", "evalcore"]
 Cause = Literal["server", "model", "case", "settings", "evalcore", "ambiguous", "silent"]
 Status = Literal["open", "recovered", "withdrawn"]
+Confirmation = Literal["provisional", "confirmed", "withdrawn"]
 COMPONENTS: Final[tuple[Component, ...]] = ("server", "model", "case", "settings", "evalcore")
 
 
@@ -107,18 +108,25 @@ class Change:
     """A persistent change of one (model, case)'s pass rate at a change point, the test that found it, and its likely cause.
 
     The change point lies between `last_good_run_id` (the last run before it)
-    and `change_run_id` (the first run after it); it was found on the night of
-    `detected_run_id`, `delay_runs` runs after it (1 = on the first run after).
-    `before_*` / `after_*` are the pooled counts the test compared that night;
-    `since_*` are the counts from the change point to the newest run (or to the
-    run that fixed it). A drop stays `open` until a recovery closes it
-    (`closed_by_run_id`: the first run of the recovered regime).
+    and `change_run_id` (the first run after it). `detected_run_id` is the run
+    that first flagged it, `delay_runs` runs after it (1 = on the first run
+    after), and `detected_date` its night: the one date the change has in the
+    flagging run's own report, in `evalcore drift` and on the Drift page, from
+    the night it is flagged on. `confirmed_run_id` is the run whose full test
+    found it (the same run, unless a provisional flag came first).
+    `before_*` / `after_*` are the pooled counts the full test compared (the
+    provisional test's while the flag is provisional); `since_*` are the
+    counts from the change point to the newest run (or to the run that fixed
+    it). A drop stays `open` until a recovery closes it (`closed_by_run_id`:
+    the first run of the recovered regime).
 
     A `provisional` drop was found by the newest run alone (one run after the
     change point, `provisional_p`); its `q_value` is then Bonferroni's bound
-    over the night's tests. The next run of the case confirms it (it is then
-    the drop the full test found, with `provisional_run_id` naming the run
-    that first flagged it) or withdraws it (status `withdrawn`).
+    over the night's tests, and it has no `confirmed_run_id` yet. The next run
+    of the case confirms it (it becomes the drop the full test found, still
+    dated the night it was flagged, with `provisional_run_id` naming that
+    night's run and `confirmed_run_id` the next) or withdraws it (status
+    `withdrawn`). `confirmation` reads provisional -> confirmed (or withdrawn).
     """
 
     kind: ChangeKind
@@ -153,7 +161,20 @@ class Change:
     closed_date: date | None = None
     provisional: bool = False
     provisional_run_id: str | None = None  # the run that flagged this drop provisionally, a night before it was confirmed
+    confirmed_run_id: str | None = None  # the run whose full test found it (None while provisional, or withdrawn)
+    confirmed_date: date | None = None
     night_correlation: float = 0.0  # how alike the model answered a night's attempts; above 0 the test counted fewer attempts
+
+    @property
+    def confirmation(self) -> Confirmation:
+        """provisional (one run shows it), then confirmed (the full test found it) or withdrawn (the next run did not)."""
+        if self.status == "withdrawn":
+            return "withdrawn"
+        return "provisional" if self.provisional else "confirmed"
+
+    def reported_by(self, run_id: str) -> bool:
+        """Whether this is a change the run reports as its own: the run that flagged it, or the run that confirmed it."""
+        return run_id in (self.detected_run_id, self.confirmed_run_id)
 
     @property
     def before_rate(self) -> float:
