@@ -151,3 +151,19 @@ def test_perturb_on_an_sdk_server_maps_renamed_calls_back_and_sees_a_lost_descri
     renamed_run = next(p["candidateRunId"] for p in report["perturbations"] if p["id"] == "renamed")
     calls = [served for row in load_attempts(tmp_path / "evals.duckdb", renamed_run) if row["case_id"] == "add-two" for served in _served(row)]
     assert [tool for tool, _, _ in calls] == ["add"] * 3 and all("5" in answer for _, _, answer in calls)
+
+
+def test_on_an_sdk_server_only_a_run_serves_the_cache_never_a_compare_arm(http_servers, tmp_path):
+    """Both arms of `compare` ran after the run, with the same model and cases: the newest attempt for a key would win,
+    so only the run plan's kind keeps them out of `--cache` (the candidate's catalog is rewritten, too)."""
+    url = http_servers["fastmcp"]
+    assert _run(tmp_path, "plain", "--url", url) == 1
+    (tmp_path / "overrides.yaml").write_text('tools:\n  add:\n    description: "Sum two integers."\n')
+    compare = ["compare", "--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{tmp_path / 'model.yaml'}", "--url", url]
+    compare += ["--candidate-tools", str(tmp_path / "overrides.yaml"), "--runs", "2", "--db", str(tmp_path / "evals.duckdb")]
+    assert main([*compare, "--json", str(tmp_path / "compare.json")]) in (0, 1)
+    assert _run(tmp_path, "cached", "--url", url, "--cache") == 1
+    assert {row["cached_from"] for row in _attempts(tmp_path, "cached").values()} == {"plain"}
+    report = json.loads((tmp_path / "compare.json").read_text())
+    for arm in (report["baselineRunId"], report["candidateRunId"]):
+        assert main(["baseline", "accept", arm, "--db", str(tmp_path / "evals.duckdb")]) == 2

@@ -95,7 +95,9 @@ def _without_durations(value: Any) -> Any:
         return {
             key: _without_durations(item)
             for key, item in value.items()
-            if key not in {"runId", "runKind", "startedAt", "latestRun", "started", "request_ids", "retries"} and "latency" not in key and not key.endswith("_ms")
+            if key not in {"runId", "runKind", "startedAt", "latestRun", "started", "request_ids", "retries"}
+            and "latency" not in key
+            and not key.endswith("_ms")
         }
     if isinstance(value, list):
         return [_without_durations(item) for item in value]
