@@ -320,9 +320,7 @@ def score_store(changes: Sequence[Change], truths: Sequence[Truth], tally: Tally
         if truth.second_night is not None:
             tally.second_drops += 1
             tally.second_found += any(
-                c is not flag
-                and truth.second_night <= run_index[_found(c)] <= truth.second_night + 2
-                and run_index[c.change_run_id] >= truth.second_night - 1
+                c is not flag and truth.second_night <= run_index[_found(c)] <= truth.second_night + 2 and run_index[c.change_run_id] >= truth.second_night - 1
                 for c in drops
             )
         tally.drops.append(
