@@ -88,6 +88,8 @@ def standing_kinds() -> tuple[str, ...]:
     return tuple(kind for kind in RUN_KINDS if eligibility(kind, RunOutcome("complete", green=True)).baseline)
 
 
+# The statuses of a run that finished (its gate was stored): the ones a comparison or a drill-down can read whole.
+FINISHED_STATUSES: Final = ("green", "passed, not green", "gate failed", "not green: no baseline yet", "incomplete", "not gated")
 RUN_STATUSES: Final = (
     "green",
     "passed, not green",

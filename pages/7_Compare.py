@@ -10,6 +10,7 @@ from evalcore.compare.render import VERDICT_TEXT
 from evalcore.dashboard import data, figures, widgets
 from evalcore.dashboard.queries import AttemptFilters, RunFilters
 from evalcore.errors import EvalcoreError
+from evalcore.run_kinds import FINISHED_STATUSES
 
 DEFAULT_ALPHA = 0.05
 NEW = "(two runs picked below)"
@@ -32,7 +33,7 @@ st.caption(
 
 db = data.db_path()
 every = data.run_list(db, RunFilters())
-complete = every[every["status"].isin(("green", "passed, not green", "gate failed", "incomplete", "not gated"))]
+complete = every[every["status"].isin(FINISHED_STATUSES)]
 if complete.empty:
     widgets.empty_state(db, "finished behaviour runs")
     st.stop()

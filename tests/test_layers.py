@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1] / "evalcore"
 
 # Floor of each package or module, bottom to top; a module imports only from floors at or below its own.
 FLOORS = {
-    "evalcore": 1,  # the shared vocabulary at the root: records, taxonomy, errors, paths, redaction, processes, tls
+    "evalcore": 1,  # the shared vocabulary at the root: records, taxonomy, run kinds, errors, paths, redaction, processes, tls
     "evalcore.store": 2,
     "evalcore.mcp": 2,
     "evalcore.telemetry": 3,
@@ -29,7 +29,17 @@ FLOORS = {
     "evalcore.__main__": 7,
     "evalcore.dashboard": 8,
 }
-SHARED = {"evalcore", "evalcore.records", "evalcore.taxonomy", "evalcore.errors", "evalcore.paths", "evalcore.redaction", "evalcore.processes", "evalcore.tls"}
+SHARED = {
+    "evalcore",
+    "evalcore.records",
+    "evalcore.taxonomy",
+    "evalcore.run_kinds",
+    "evalcore.errors",
+    "evalcore.paths",
+    "evalcore.redaction",
+    "evalcore.processes",
+    "evalcore.tls",
+}
 
 
 def _module(path: Path) -> str:
@@ -71,4 +81,4 @@ def test_the_store_imports_only_the_shared_records_and_its_own_modules():
 
 def test_the_root_keeps_only_what_every_layer_shares():
     modules = {path.stem for path in ROOT.glob("*.py")}
-    assert modules <= {"__init__", "__main__", "cli", "records", "taxonomy", "errors", "paths", "redaction", "processes", "tls"}, sorted(modules)
+    assert modules <= {"__init__", "__main__", "cli", "records", "taxonomy", "run_kinds", "errors", "paths", "redaction", "processes", "tls"}, sorted(modules)

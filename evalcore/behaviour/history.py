@@ -24,12 +24,12 @@ SELECT a.model, a.case_id, r.run_id, r.run_date,
        r.server_fingerprint, mode(a.model_version) AS model_version, mode(a.case_hash) AS case_hash,
        mode(json_extract_string(a.transcript_json, '$.messages[0].content'))
            FILTER (WHERE json_extract_string(a.transcript_json, '$.messages[0].role') = 'system') AS system_prompt,
-       r.config_json, r.evalcore_version, r.server_tools_json, bool_or(a.simulated) AS simulated
+       r.config_json, r.evalcore_version, r.server_tools_json, bool_or(a.simulated) AS simulated, r.plan_json
 FROM behaviour_attempts a
 JOIN behaviour_runs r ON a.run_id = r.run_id
 WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
   AND list_contains(?, coalesce(r.kind, 'run'))  -- only the kinds that stand for the server: no arm, no replay (evalcore.run_kinds)
-GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json
+GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json, r.plan_json
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
 """
 
@@ -51,31 +51,37 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
     errored_runs = {run_id for run_id, (found, _) in sets.items() if any(s.scope == "case" and (s.get("errored") or 0) > 0 for s in found)}
     settings_of: dict[str, dict[str, dict[str, str]]] = {}
     points = []
-    for model, case_id, run_id, run_date, _, _, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated in rows:
+    for model, case_id, run_id, run_date, _, _, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated, plan_json in rows:
         passes, scored = counts.get((run_id, model, case_id), (None, None))
         if not scored or passes is None:
             continue
         if run_id not in settings_of:
-            settings_of[run_id] = sampling_settings(config_json)
+            settings_of[run_id] = sampling_settings(config_json, plan_json)
         settings = {**settings_of[run_id].get(model, {}), **({"system_prompt": system_prompt} if system_prompt is not None else {})}
         fingerprints = Fingerprints(server, version, case_hash, tuple(sorted(settings.items())), evalcore_version, tools)
         points.append(RunPoint(model, case_id, run_id, run_date, int(passes), int(scored), fingerprints, bool(simulated), run_id not in errored_runs))
     return points
 
 
-def sampling_settings(config_json: str) -> dict[str, dict[str, str]]:
-    """Per model, the settings a run stored that shape its answers: temperature, seed, the agent's step limit, the judge."""
+def sampling_settings(config_json: str, plan_json: str | None = None) -> dict[str, dict[str, str]]:
+    """Per model, the settings a run stored that shape its answers: temperature, seed, the agent's step limit, the judge,
+    and for a scripted sim model its script's content (from the run plan), so an edited script is named as the cause."""
     try:
         config = json.loads(config_json or "{}")
+        scripts = (json.loads(plan_json).get("modelScripts") or {}) if plan_json else {}
     except json.JSONDecodeError:
         return {}
     judge = config.get("judge") or {}
     shared = {"max_steps": str(config.get("max_steps")), "judge": f"{judge.get('name')} (temperature {judge.get('temperature')})" if judge else "none"}
-    return {
+    settings = {
         str(spec.get("name")): {**shared, "temperature": str(spec.get("temperature")), "seed": str(spec.get("seed"))}
         for spec in config.get("models") or []
         if isinstance(spec, dict)
     }
+    for name, sha256 in scripts.items():
+        if name in settings:
+            settings[name]["script"] = f"sha256 {str(sha256)[:12]}"
+    return settings
 
 
 def server_tools(path: Path, run_id: str) -> list[dict[str, Any]]:

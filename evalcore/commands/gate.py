@@ -45,12 +45,14 @@ def command(args: argparse.Namespace) -> int:
     if args.baseline == "last-green":
         from evalcore.store.behaviour import last_green_report
 
-        baseline = last_green_report(args.db, golden_path=report["golden"]["path"], exclude_run=report.get("runId"))
+        golden = report["golden"]
+        baseline = last_green_report(args.db, golden_path=golden["path"], golden_hash=golden.get("hash"), exclude_run=report.get("runId"))
         if baseline is None:
             green = (report.get("gate") or {}).get("green") is True
             verdict = "PASS: the report's own run is green and becomes the baseline" if green else "FAIL: nothing to compare with"
+            content = " with this content (the golden set changed since its last baseline)" if _changed(args.db, report) else ""
             print(
-                f"gate: no baseline yet: no green run of {report['golden']['path']} in {args.db}; {verdict}. A run becomes the baseline "
+                f"gate: no baseline yet: no green run of {golden['path']}{content} in {args.db}; {verdict}. A run becomes the baseline "
                 "when it is complete and every case gate is met, or by `evalcore baseline accept RUN_ID`"
             )
             return 0 if green else 1
@@ -61,3 +63,13 @@ def command(args: argparse.Namespace) -> int:
     result = compare_to_baseline(report, baseline, args.max_drop)
     print(render_gate(result))
     return 0 if result.passed else 1
+
+
+def _changed(db: Path, report: dict[str, Any]) -> bool:
+    """Whether the golden set's path has a baseline made from other content."""
+    from evalcore.store.behaviour import changed_golden_baseline
+
+    golden = report["golden"]
+    if not golden.get("hash"):
+        return False
+    return changed_golden_baseline(db, golden_path=golden["path"], golden_hash=golden["hash"], exclude_run=report.get("runId")) is not None
