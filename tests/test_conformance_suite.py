@@ -113,12 +113,7 @@ def servers():
 
 # The authorization checks apply only to a protected server: tests/test_conformance_authorization.py runs an
 # OAuth-protected official-SDK server with one variant per authorization defect.
-AUTHORIZATION_CHECKS = {
-    "authorization.invalid_token_refused",
-    "authorization.resource_metadata_discoverable",
-    "authorization.metadata_authorization_servers",
-    "authorization.metadata_resource",
-}
+AUTHORIZATION_CHECKS = {check.id for check in all_checks() if check.family == "authorization"}
 
 
 def test_every_check_has_a_defect_that_makes_it_fail():

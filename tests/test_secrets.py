@@ -372,8 +372,8 @@ def test_a_header_goes_on_every_request_and_its_value_never_persists(echo_auth_s
     # deviations are all that fail), and the tool answered the model, echoing the credential.
     report = json.loads((tmp_path / "conformance.json").read_text(encoding="utf-8"))
     assert report["server"]["name"].startswith("echo-auth-under-test") and report["era"] == "dual-era"
-    # Its bare 401 names no protected resource metadata and nothing serves any (a real deviation of this fixture).
-    expected = {"headers.version_mismatch", "authorization.resource_metadata_discoverable"}
+    # Its bare 401 names no protected resource metadata and nothing serves any (real deviations of this fixture).
+    expected = {"headers.version_mismatch", "authorization.resource_metadata_discoverable", "authorization.metadata_readable", "authorization.challenge_on_401"}
     assert {c["id"] for c in report["checks"] if c["verdict"] in ("fail", "error")} == expected
     store_text = _all_text(db)
     assert "You are signed in with Authorization: [redacted:Authorization]" in store_text

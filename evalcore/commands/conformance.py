@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--startup-timeout", type=float, default=20.0, help="stdio: extra seconds for the first answer of the freshly started server (default 20)"
     )
+    parser.add_argument(
+        "--foreign-token",
+        metavar="TOKEN",
+        help="a bearer token your authorization server issued for another resource, which a protected server must refuse "
+        "with 401 (${VAR} is read from the environment); its value is a secret: redacted everywhere, never stored",
+    )
     parser.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
     parser.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
     parser.add_argument("--strict", action="store_true", help="fail (exit 1) on SHOULD warnings too, not only on MUST failures")
@@ -57,6 +65,7 @@ def command(args: argparse.Namespace) -> int:
             print(f"{check.id:<45} {check.level:<6} {scope:<10} {eras:<11} {check.title}")
         return 0
     chosen = target_from_args(args)  # its secrets registered before any message quotes them
+    args.foreign_token = _foreign_token(args.foreign_token)
     if not chosen.given:
         raise ConfigError("conformance: one of the arguments --url --stdio --reference is required (see --help)")
     if args.runs < 1:
@@ -64,10 +73,36 @@ def command(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.deadline <= 0 or args.startup_timeout < 0:
         raise ConfigError("--timeout and --deadline must be positive, --startup-timeout at least 0")
     prefixes = tuple(args.only or ())
+    if args.foreign_token is not None and chosen.stdio is not None:
+        raise ConfigError("--foreign-token applies over HTTP (--url), not to a --stdio server, which takes no token")
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
     with chosen.resolve() as target:  # --reference: the bundled server, started for the duration
         return _run(args, target)
+
+
+FOREIGN_TOKEN_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _foreign_token(text: str | None) -> str | None:
+    """The `--foreign-token` value (`${VAR}` read from the environment, a leading `Bearer ` dropped), registered as a secret."""
+    from evalcore.redaction import register_secret
+
+    if text is None:
+        return None
+
+    def variable(found: re.Match[str]) -> str:
+        if found[1] not in os.environ:
+            raise ConfigError(f"--foreign-token: the environment variable {found[1]} in its value is not set")
+        return os.environ[found[1]]
+
+    token = FOREIGN_TOKEN_VARIABLE.sub(variable, text).strip()
+    if token.lower().startswith("bearer "):
+        token = token[len("bearer ") :].strip()
+    register_secret("--foreign-token", f"Bearer {token}")  # the header value and its token, before anything can quote them
+    if not token:
+        raise ConfigError("--foreign-token is empty: give a token issued for another resource")
+    return token
 
 
 def _run(args: argparse.Namespace, target: Target) -> int:
@@ -80,7 +115,9 @@ def _run(args: argparse.Namespace, target: Target) -> int:
     prefixes = tuple(args.only or ())
     only = (lambda check: check.id.startswith(prefixes)) if prefixes else None
     limits = Limits(connect_timeout=min(5.0, args.timeout), read_timeout=args.timeout, startup_timeout=args.startup_timeout)
-    report = asyncio.run(run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only))
+    report = asyncio.run(
+        run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only, foreign_token=args.foreign_token)
+    )
     print(render_table(report, full_reasons=not sys.stdout.isatty()))  # a CI log or a file is where reasons are read whole
     if args.json:
         write_json(report, args.json)

@@ -19,6 +19,7 @@ from evalcore.mcp.client import LIST_KEYS, Exchange, Listing, McpClient
 from evalcore.mcp.protocol import constants as c
 from evalcore.mcp.protocol.schemas import example_arguments
 from evalcore.mcp.transport.base import WireFailure, WireResponse
+from evalcore.mcp.transport.http import HttpTransport
 
 ToolPolicy = Literal["readonly", "all", "none"]
 MAX_PAGES = 50
@@ -45,9 +46,16 @@ class RunContext:
     """What one run of the suite has seen so far, and how to ask for more."""
 
     def __init__(
-        self, client: McpClient, tool_policy: ToolPolicy = "readonly", profile: EraProfile | None = None, *, first_discover: Exchange | None = None
+        self,
+        client: McpClient,
+        tool_policy: ToolPolicy = "readonly",
+        profile: EraProfile | None = None,
+        *,
+        first_discover: Exchange | None = None,
+        foreign_token: str | None = None,
     ) -> None:
         self.client = client
+        self.foreign_token = foreign_token  # `--foreign-token`: a token issued for another resource (a secret)
         self.kind = client.transport.kind
         self.tool_policy = tool_policy
         self.profile = profile
@@ -127,13 +135,31 @@ class RunContext:
         exchange: Exchange = self._memo["invalid_token"]
         return exchange
 
-    async def fetch_same_origin(self, url: str) -> Exchange | None:
-        """GET `url` when it is on the endpoint's own origin (None otherwise: the suite fetches nothing elsewhere)."""
-        fetch = getattr(self.client.transport, "fetch", None)
-        target = getattr(self.client.transport, "target", "")
-        if fetch is None or _origin(url) != _origin(target):
+    async def foreign_token_probe(self) -> Exchange | None:
+        """server/discover with the `--foreign-token` (one issued for another resource), memoised per run; None without one.
+
+        Kept out of the run's exchange log, as the invalid token's probe.
+        """
+        if self.foreign_token is None:
             return None
-        return Exchange(f"GET {url}", None, {}, "GET", await fetch(url))  # not MCP traffic: kept out of the scans
+        if "foreign_token" not in self._memo:
+            self._memo["foreign_token"] = await self.client.request("server/discover", headers={"Authorization": f"Bearer {self.foreign_token}"})
+        exchange: Exchange = self._memo["foreign_token"]
+        return exchange
+
+    async def fetch_without_credentials(self, url: str) -> Exchange | None:
+        """GET `url` as a client without a token does: none of the user's headers (`--header`), under the run's limits.
+
+        None when `url` is not an http(s) URL or the transport is not HTTP. Kept out of the run's exchange log (not MCP).
+        """
+        transport = self.client.transport
+        if not isinstance(transport, HttpTransport) or urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
+            return None
+        anonymous = HttpTransport(transport.target, transport.limits)  # no headers: the client has no credentials yet
+        try:
+            return Exchange(f"GET {url}", None, {}, "GET", await anonymous.fetch(url))
+        finally:
+            await anonymous.aclose()
 
     async def capabilities(self) -> dict[str, Any]:
         result = (await self.discover()).result or {}
@@ -263,12 +289,6 @@ class RunContext:
     async def supported_versions(self) -> list[str]:
         versions = ((await self.discover()).result or {}).get("supportedVersions")
         return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
 
 
 def error_shape(exchange: Exchange, code: int, *, http_status: int | None, is_http: bool) -> str | None:

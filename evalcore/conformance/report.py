@@ -175,7 +175,9 @@ def render_table(report: SuiteReport, width: int | None = None, *, full_reasons:
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, {counts['warn']} warnings, "
         f"{counts['not_applicable']} not applicable, {counts['not_testable']} not testable — {report.duration_s:.2f}s"
     )
-    if report.authorization_required:
+    if report.credentials_refused:
+        verdict = "NOT JUDGED (the server refused the credentials given in --header Authorization; check the token): "
+    elif report.authorization_required:
         verdict = "NOT JUDGED (the server requires authorization; run with --header 'Authorization: Bearer ...'): "
     else:
         verdict = "CONFORMANT: " if report.passed else "NOT CONFORMANT: "

@@ -70,8 +70,14 @@ class SuiteReport:
 
     @property
     def authorization_required(self) -> bool:
-        """The server answered 401 and the suite ran without credentials: only the authorization checks were judged."""
-        return any(check.verdict == "not_testable" and AUTHORIZATION_REQUIRED in check.detail for check in self.checks)
+        """The server answered 401, to a suite run without credentials or with credentials it refused: only the
+        authorization checks were judged."""
+        return any(check.verdict == "not_testable" and (AUTHORIZATION_REQUIRED in check.detail or CREDENTIALS_REFUSED in check.detail) for check in self.checks)
+
+    @property
+    def credentials_refused(self) -> bool:
+        """The server answered 401 to the credentials the suite sent (`--header Authorization`)."""
+        return any(check.verdict == "not_testable" and CREDENTIALS_REFUSED in check.detail for check in self.checks)
 
     @property
     def passed(self) -> bool:
@@ -103,10 +109,12 @@ async def run_suite(
     deadline_s: float = 120.0,
     only: Callable[[Check], bool] | None = None,
     concurrent_runs: bool = True,
+    foreign_token: str | None = None,
 ) -> SuiteReport:
     """Run the suite; raises TargetError only when the server cannot be reached or started at all.
 
-    Over HTTP the runs go side by side (`concurrent_runs`); each run's checks go one after another.
+    Over HTTP the runs go side by side (`concurrent_runs`); each run's checks go one after another. `foreign_token`
+    (a secret) is a token issued for another resource, which a protected server must refuse.
     """
     if runs < 1:
         raise ValueError("runs must be at least 1")
@@ -138,7 +146,9 @@ async def run_suite(
                     outcomes[check.id].append(_unanswered(check, silence, is_http=target.transport == "http", era=profile.era))
             else:
                 runs_to_do = runs
-            contexts = [RunContext(client, tool_policy, profile, first_discover=first if i == 0 else None) for i in range(runs_to_do)]
+            contexts = [
+                RunContext(client, tool_policy, profile, first_discover=first if i == 0 else None, foreign_token=foreign_token) for i in range(runs_to_do)
+            ]
             if target.transport == "http" and concurrent_runs:
                 # Stateless HTTP: the runs share nothing, so they overlap (one pipe serialises stdio anyway). A run
                 # that ends early gives its verdicts at once, so the deadline fails only what was not judged.
@@ -217,7 +227,7 @@ async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchang
     """One run: server/discover, then every check in order (scans last: they judge what the others sent)."""
     discover = await ctx.discover()
     if discover.status == 401 and ctx.is_http:
-        # Protected, and run without credentials: only the authorization checks can judge anything.
+        # Protected, and run without credentials (or with ones it refused): only the authorization checks can judge anything.
         verdicts = {}
         for check in checks:
             authorization = check.family == "authorization"
@@ -232,12 +242,19 @@ async def _run_checks(checks: Sequence[Check], ctx: RunContext) -> tuple[Exchang
 
 
 AUTHORIZATION_REQUIRED = "the server requires authorization"
+CREDENTIALS_REFUSED = "the server refused the credentials given"
 
 
 def _needs_credentials(check: Check, ctx: RunContext, discover: Exchange) -> Verdict:
     if ctx.era not in check.eras:
         return Verdict("not_applicable", f"the rule is for {' and '.join(check.eras)} servers; this one is {ctx.era}")
     said = discover.header("WWW-Authenticate")
+    answer = f"server/discover: HTTP 401{f', WWW-Authenticate: {said}' if said else ''}"
+    if ctx.sends_authorization:
+        return Verdict(
+            "not_testable",
+            f"not testable: {CREDENTIALS_REFUSED} (the --header Authorization; {answer}); check that the token is valid, unexpired and issued for this server",
+        )
     return Verdict(
         "not_testable",
         f"not testable: {AUTHORIZATION_REQUIRED} (server/discover: HTTP 401{f', WWW-Authenticate: {said}' if said else ''}); "

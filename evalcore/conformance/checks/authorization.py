@@ -5,8 +5,11 @@ one that answers the suite's requests with 401 (run without credentials), or
 one the user runs the suite against with `--header 'Authorization: ...'`. The
 401 challenge they read is the answer to the suite's own server/discover, or,
 when the suite runs authenticated, to a request with a bearer token no
-authorization server issued. Documents are fetched only from the endpoint's
-own origin: the client carries the user's headers.
+authorization server issued. The protected resource metadata is fetched as a
+client that has no token yet fetches it: from the URL the challenge's
+`resource_metadata` names (RFC 9728 §5.1), else from the well-known URIs, and
+without any of the user's headers. A protected server whose metadata cannot be
+read that way is never conformant.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.conformance.context import RunContext
@@ -68,18 +72,28 @@ def canonical_uri(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
 
 
-async def _metadata(ctx: RunContext) -> tuple[str, dict[str, Any] | None, str]:
-    """(where, the document or None, what was found) for the protected resource metadata (memoised per run)."""
+@dataclass(frozen=True)
+class MetadataFetch:
+    """The protected resource metadata as a client without a token reads it."""
+
+    url: str  # where it was read (or the URL that failed); "" when there was nothing to fetch
+    advertised: bool  # the URL is the one WWW-Authenticate's resource_metadata names
+    exchange: Exchange | None  # the answer that decided it: an HTTP 200 (a document, or a body that is not one)
+    document: dict[str, Any] | None
+    problem: str  # why there is no document ("" when there is one)
+
+
+async def _metadata(ctx: RunContext) -> MetadataFetch:
+    """The protected resource metadata, fetched without credentials (memoised per run)."""
     if "auth_metadata" not in ctx.memo:
         advertised = _advertised_metadata_url(await _challenge(ctx))
-        endpoint = _endpoint(ctx)
-        candidates = [advertised] if advertised else _well_known_urls(endpoint)
+        candidates = [advertised] if advertised else _well_known_urls(_endpoint(ctx))
         tried = []
-        found: tuple[str, dict[str, Any] | None, str] | None = None
+        found: MetadataFetch | None = None
         for url in candidates:
-            exchange = await ctx.fetch_same_origin(url)
+            exchange = await ctx.fetch_without_credentials(url)
             if exchange is None:
-                found = (url, None, f"{url} is on another origin than {endpoint}; the suite fetches nothing off the server's origin")
+                found = MetadataFetch(url, bool(advertised), None, None, f"{url} is not an http(s) URL")
                 break
             if exchange.status != 200:
                 tried.append(f"{url}: {exchange.describe()}")
@@ -87,13 +101,24 @@ async def _metadata(ctx: RunContext) -> tuple[str, dict[str, Any] | None, str]:
             try:
                 document = json.loads(exchange.wire.body)
             except ValueError:
-                found = (url, None, f"{url} answered HTTP 200 with a body that is not JSON: {exchange.wire.body[:120]!r}")
+                problem = f"{url} answered HTTP 200 with a body that is not JSON: {exchange.wire.body[:120]!r}"
+                found = MetadataFetch(url, bool(advertised), exchange, None, problem)
                 break
-            found = (url, document if isinstance(document, dict) else None, f"{url} answered {json.dumps(document)[:300]}")
+            if not isinstance(document, dict):
+                problem = f"{url} answered HTTP 200 with JSON that is not an object: {json.dumps(document)[:120]}"
+                found = MetadataFetch(url, bool(advertised), exchange, None, problem)
+                break
+            found = MetadataFetch(url, bool(advertised), exchange, document, "")
             break
-        ctx.memo["auth_metadata"] = found or ("", None, "; ".join(tried))
-    result: tuple[str, dict[str, Any] | None, str] = ctx.memo["auth_metadata"]
+        where = " (fetched without credentials, as a client without a token fetches it)"
+        ctx.memo["auth_metadata"] = found or MetadataFetch(candidates[-1], bool(advertised), None, None, "; ".join(tried) + where)
+    result: MetadataFetch = ctx.memo["auth_metadata"]
     return result
+
+
+def _unread(fetch: MetadataFetch) -> Verdict:
+    """What a check that reads the document says when there is none: metadata_readable (or discoverable) fails it."""
+    return not_testable(f"no protected resource metadata document to read ({fetch.problem}); see authorization.metadata_readable")
 
 
 @check(
@@ -128,12 +153,12 @@ async def resource_metadata_discoverable(ctx: RunContext) -> Verdict:
     advertised = _advertised_metadata_url(challenge)
     if advertised:
         return passed(f"WWW-Authenticate names resource_metadata {advertised}")
-    url, document, found = await _metadata(ctx)
-    if document is not None:
-        return passed(f"served at the well-known URI {url}")
+    fetch = await _metadata(ctx)
+    if fetch.document is not None:
+        return passed(f"served at the well-known URI {fetch.url}")
     header = challenge.header("WWW-Authenticate") if challenge is not None else None
     said = f"the 401's WWW-Authenticate is {header!r}" if header else "no 401 carried a WWW-Authenticate header"
-    return failed(f"{said}, without resource_metadata, and no well-known URI serves the metadata ({found})")
+    return failed(f"{said}, without resource_metadata, and no well-known URI serves the metadata ({fetch.problem})")
 
 
 @check(
@@ -148,9 +173,10 @@ async def metadata_authorization_servers(ctx: RunContext) -> Verdict:
     reason = await _not_protected(ctx)
     if reason:
         return not_applicable(reason)
-    url, document, found = await _metadata(ctx)
+    fetch = await _metadata(ctx)
+    url, document = fetch.url, fetch.document
     if document is None:
-        return not_testable(f"no protected resource metadata document to read ({found})") if not url or "another origin" in found else failed(found)
+        return _unread(fetch)
     servers = document.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not all(isinstance(s, str) and s for s in servers):
         return failed(f"{url}: authorization_servers is {json.dumps(servers)[:200]}; at least one authorization server is required")
@@ -169,9 +195,10 @@ async def metadata_resource(ctx: RunContext) -> Verdict:
     reason = await _not_protected(ctx)
     if reason:
         return not_applicable(reason)
-    url, document, found = await _metadata(ctx)
+    fetch = await _metadata(ctx)
+    url, document = fetch.url, fetch.document
     if document is None:
-        return not_testable(f"no protected resource metadata document to read ({found})")
+        return _unread(fetch)
     endpoint = canonical_uri(_endpoint(ctx))
     accepted = {endpoint}
     if urllib.parse.urlsplit(url).path == WELL_KNOWN:  # the root document describes the origin itself
@@ -181,3 +208,93 @@ async def metadata_resource(ctx: RunContext) -> Verdict:
     if not isinstance(resource, str) or canonical_uri(resource) not in accepted:
         return failed(f"{url}: resource is {json.dumps(resource)[:200]}, not the endpoint's canonical URI {endpoint}")
     return passed(f"resource {resource}")
+
+
+@check(
+    "authorization.metadata_readable",
+    title="the protected resource metadata is served without credentials: HTTP 200 and a JSON object, at the URL the 401 names",
+    spec=SPEC_DISCOVERY,
+    quote="MCP servers **MUST** implement the OAuth 2.0 Protected Resource Metadata (RFC9728) specification to indicate the "
+    "locations of authorization servers.",
+    http_only=True,
+)
+async def metadata_readable(ctx: RunContext) -> Verdict:
+    reason = await _not_protected(ctx)
+    if reason:
+        return not_applicable(reason)
+    fetch = await _metadata(ctx)
+    if fetch.document is not None:
+        return passed(f"read without credentials from {fetch.url}")
+    if fetch.advertised:
+        return failed(f"WWW-Authenticate names resource_metadata {fetch.url} (RFC 9728 §5.1: the metadata's URL), but it cannot be read: {fetch.problem}")
+    return failed(f"no 401 names resource_metadata, and no well-known URI serves the metadata: {fetch.problem}")
+
+
+@check(
+    "authorization.metadata_content_type",
+    title="the protected resource metadata is served as application/json",
+    spec="https://www.rfc-editor.org/rfc/rfc9728#section-3.2",
+    quote='A successful response MUST use the 200 OK HTTP status code and return a JSON object using the "application/json" '
+    "content type that contains a set of claims as its members that are a subset of the metadata values defined in Section 2.",
+    http_only=True,
+)
+async def metadata_content_type(ctx: RunContext) -> Verdict:
+    reason = await _not_protected(ctx)
+    if reason:
+        return not_applicable(reason)
+    fetch = await _metadata(ctx)
+    if fetch.exchange is None:
+        return _unread(fetch)
+    content_type = fetch.exchange.header("Content-Type")
+    if (content_type or "").split(";", 1)[0].strip().lower() != "application/json":
+        said = f"Content-Type {content_type!r}" if content_type else "no Content-Type"
+        return failed(f"{fetch.url} answered HTTP 200 with {said}; the metadata must be served as application/json")
+    return passed(f"{fetch.url}: Content-Type {content_type}")
+
+
+@check(
+    "authorization.challenge_on_401",
+    title="every 401 carries a WWW-Authenticate challenge, even when the well-known URI serves the metadata",
+    spec="https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+    quote="The server generating a 401 response MUST send a WWW-Authenticate header field (Section 11.6.1) containing at "
+    "least one challenge applicable to the target resource.",
+    http_only=True,
+)
+async def challenge_on_401(ctx: RunContext) -> Verdict:
+    reason = await _not_protected(ctx)
+    if reason:
+        return not_applicable(reason)
+    answers = [("server/discover", await ctx.discover()), ("server/discover with an invalid bearer token", await ctx.invalid_token_probe())]
+    foreign = await ctx.foreign_token_probe()
+    if foreign is not None:
+        answers.append(("server/discover with the --foreign-token", foreign))
+    answers.extend((exchange.method, exchange) for exchange in ctx.exchanges if exchange is not answers[0][1])
+    refusals = [(label, exchange) for label, exchange in answers if exchange.status == 401]
+    if not refusals:
+        return not_testable("no request got HTTP 401, so there is no challenge to read")
+    bare = [label for label, exchange in refusals if not (exchange.header("WWW-Authenticate") or "").strip()]
+    if bare:
+        return failed(f"HTTP 401 without WWW-Authenticate to: {', '.join(dict.fromkeys(bare))}; every 401 must carry a challenge")
+    return passed(f"{len(refusals)} 401 answer(s), each with WWW-Authenticate")
+
+
+@check(
+    "authorization.token_audience",
+    title="a token issued for another resource (--foreign-token) gets HTTP 401",
+    spec=SPEC_AUTH,
+    quote="MCP servers **MUST** validate that access tokens were issued specifically for them as the intended audience, according to RFC 8707 Section 2.",
+    http_only=True,
+)
+async def token_audience(ctx: RunContext) -> Verdict:
+    reason = await _not_protected(ctx)
+    if reason:
+        return not_applicable(reason)
+    probe = await ctx.foreign_token_probe()
+    if probe is None:
+        return not_testable("no --foreign-token given (a token your authorization server issued for another resource); give one to check it is refused")
+    if probe.status == 401:
+        return passed("the token issued for another resource got HTTP 401")
+    said = f"server/discover with the --foreign-token (issued for another resource) got {probe.describe()}"
+    if probe.status is not None and 200 <= probe.status < 300:
+        return failed(f"{said}: the server accepted a token not issued for it")
+    return failed(f"{said}; a token not issued for this server must get HTTP 401")
