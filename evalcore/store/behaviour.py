@@ -300,18 +300,26 @@ def load_attempt_records(path: Path, run_id: str) -> list[AttemptRecord]:
     return [record_from_row(row) for row in load_attempts(path, run_id)]
 
 
-def record_from_row(row: Mapping[str, Any]) -> AttemptRecord:
-    """A stored attempt row (`load_attempts`: the row with its `scores`) as the record it was written from."""
-    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"] or "[]"))
+def record_from_row(
+    row: Mapping[str, Any],
+    *,
+    score: AttemptScore | None = None,
+    calls: tuple[ToolCall, ...] | None = None,
+    robustness: RobustnessScore | None = None,
+) -> AttemptRecord:
+    """A stored attempt row (`load_attempts`: the row with its `scores`) as the record it was written from; a reader that
+    keeps more of the attempt than the store's columns (a shard file) gives its score, calls and robustness whole."""
+    if calls is None:
+        calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in json.loads(row["tool_calls_json"] or "[]"))
     return AttemptRecord(
         model=row["model"],
         case_id=row["case_id"],
-        attempt=row["attempt"],
+        attempt=int(row["attempt"]),
         case_hash=row["case_hash"],
         case_kind=row["case_kind"],
         simulated=bool(row["simulated"]),
         model_version=row["model_version"],
-        score=score_from_row(row),
+        score=score if score is not None else score_from_row(row),
         tool_calls=calls,
         final_text=row["final_text"],
         stop_reason=row["stop_reason"],
@@ -324,7 +332,7 @@ def record_from_row(row: Mapping[str, Any]) -> AttemptRecord:
         transcript_json=row["transcript_json"],
         judge=JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None,
         cached_from=row["cached_from"],
-        robustness=robustness_from_row(row),
+        robustness=robustness if robustness is not None else robustness_from_row(row),
         error_kind=row.get("error_kind"),
     )
 

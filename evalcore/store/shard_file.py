@@ -35,7 +35,8 @@ from typing import Any
 import duckdb
 
 from evalcore.errors import StoreError
-from evalcore.records import AttemptRecord, AttemptScore, JudgeVerdict, RecordedExchange, RobustnessScore, Score, ToolCall, published
+from evalcore.records import AttemptRecord, AttemptScore, RecordedExchange, RobustnessScore, Score, ToolCall, published
+from evalcore.store.behaviour import record_from_row
 from evalcore.store.exchanges import exchange_from_row
 
 # (column, type); the attempt columns are `AttemptRecord.to_row`'s, then its scores and Layer 2 verdicts; then an exchange's.
@@ -218,30 +219,7 @@ def _record(row: Mapping[str, Any]) -> AttemptRecord:
         reasons = tuple(json.loads(row["robustness_reasons_json"]))
         robustness = RobustnessScore(row["fault"], row["robustness_outcome"], row["attack_attempted"], row["refused"], bool(row["robustness_passed"]), reasons)
     calls = tuple(ToolCall(c["id"], c["name"], c["arguments"], c["raw_arguments"], bool(c["arguments_valid_json"])) for c in json.loads(row["tool_calls_json"]))
-    return AttemptRecord(
-        model=row["model"],
-        case_id=row["case_id"],
-        attempt=int(row["attempt"]),
-        case_hash=row["case_hash"],
-        case_kind=row["case_kind"],
-        simulated=bool(row["simulated"]),
-        model_version=row["model_version"],
-        score=score,
-        tool_calls=calls,
-        final_text=row["final_text"],
-        stop_reason=row["stop_reason"],
-        error=row["error"],
-        latency_ms=row["latency_ms"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        cost_usd=row["cost_usd"],
-        retries=int(row["retries"]),
-        transcript_json=row["transcript_json"],
-        judge=JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None,
-        cached_from=row["cached_from"],
-        robustness=robustness,
-        error_kind=row["error_kind"],
-    )
+    return record_from_row(row, score=score, calls=calls, robustness=robustness)
 
 
 def _sync(path: Path) -> None:
