@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -168,5 +169,7 @@ def test_the_action_keeps_its_interpreter_off_the_jobs_path():
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     setup = [step for step in action["runs"]["steps"] if str(step.get("uses", "")).startswith("actions/setup-python")]
     assert setup and all(str(step["with"].get("update-environment")).lower() == "false" for step in setup)
+    uses = [str(step["uses"]) for step in action["runs"]["steps"] if "uses" in step]
+    assert all(re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", used) for used in uses), uses  # pinned by commit, not a movable tag
     scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "GITHUB_PATH" not in scripts and "GITHUB_ENV" not in scripts and sys.executable not in scripts
