@@ -112,6 +112,7 @@ def test_a_server_that_crashes_at_start_is_explained_in_its_own_words_and_names_
         ({"stdio": "python -m user_server --stdio", "mode": "bogus"}, "mode is conformance or behaviour, got 'bogus'"),
         ({"stdio": "python -m user_server --stdio", "runs": "many"}, "many"),
         ({"stdio": "python -m user_server --stdio", "python-version": "2.7"}, "cannot make a virtual environment"),
+        ({"stdio": "python -m user_server --stdio", "version": "0.0.1"}, "pip could not install mcp-evalcore==0.0.1: ERROR: "),
     ],
 )
 def test_each_bad_input_fails_with_one_error_line_saying_why(tmp_path, user_venv, inputs, reason):
