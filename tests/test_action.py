@@ -174,3 +174,11 @@ def test_the_action_keeps_its_interpreter_off_the_jobs_path():
     assert all(re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", used) for used in uses), uses  # pinned by commit, not a movable tag
     scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "GITHUB_PATH" not in scripts and "GITHUB_ENV" not in scripts and sys.executable not in scripts
+
+
+def test_a_legacy_only_server_fails_with_one_error_saying_so(tmp_path, user_venv):
+    runner = _runner(tmp_path, user_venv)
+    legacy = f"python {shlex.quote(str(ROOT / 'tests' / 'legacy_server.py'))} --stdio"
+    result = runner.run_action({"stdio": legacy, "runs": "1"}, STAND_INS)
+    assert result.failed and result.outputs["exit-code"] == "3" and result.outputs["verdict"] == "legacy-only", result.log
+    _one_error_with(result, "LEGACY ONLY")
