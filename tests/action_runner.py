@@ -271,6 +271,18 @@ def _unescape(text: str, *, property_value: bool = False) -> str:
     return text.replace("%25", "%")
 
 
+def action_checkout(target: Path) -> Path:
+    """The action as GitHub fetches it (the repository's files at a commit, no .git, no untracked files): here the
+    tracked files of this checkout, as they are on disk (so a test sees edits not yet committed)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=120).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
 # --- expressions -------------------------------------------------------------------------------------------
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*"

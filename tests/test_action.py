@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.action_runner import BASE_PYTHON, JOB_SITE, ROOT, STAND_INS, EmulatedRunner
+from tests.action_runner import BASE_PYTHON, JOB_SITE, ROOT, STAND_INS, EmulatedRunner, action_checkout
 
 JOB_STATE = (
     'echo "python=$(command -v python)"; echo "PATH=$PATH"; '
@@ -36,6 +36,17 @@ def user_venv(tmp_path_factory) -> Path:
     (site / "job_packages.pth").write_text(f"{JOB_SITE}\n{ROOT}\n", encoding="utf-8")
     (site / "user_server.py").write_text('import runpy\nrunpy.run_module("evalcore.demo_server", run_name="__main__")\n', encoding="utf-8")
     return venv
+
+
+@pytest.fixture(scope="module")
+def action_path(tmp_path_factory) -> Path:
+    """The action's files as GitHub fetches them: what is tracked, without .git (evalcore installs from these)."""
+    return action_checkout(tmp_path_factory.mktemp("action"))
+
+
+@pytest.fixture
+def job(tmp_path, user_venv, action_path):
+    return lambda **kwargs: _runner(tmp_path, user_venv, action_path=action_path, **kwargs)
 
 
 def _runner(tmp_path: Path, user_venv: Path, **kwargs) -> EmulatedRunner:
@@ -65,8 +76,8 @@ def _one_error_with(result, *needles: str) -> None:
     assert all(needle in errors[0].message for needle in needles), errors[0].message
 
 
-def test_conformance_runs_the_server_with_the_jobs_python_and_leaves_the_job_as_it_found_it(tmp_path, user_venv):
-    runner = _runner(tmp_path, user_venv)
+def test_conformance_runs_the_server_with_the_jobs_python_and_leaves_the_job_as_it_found_it(job, user_venv):
+    runner = job()
     before = _job_state(runner)
     assert str(user_venv) in before
 
@@ -84,8 +95,8 @@ def test_conformance_runs_the_server_with_the_jobs_python_and_leaves_the_job_as_
     assert evalcore.is_file() and "evalcore" not in runner.job_step("pip list 2>/dev/null || true; command -v evalcore || true").stdout
 
 
-def test_a_defective_server_fails_with_the_verdict_and_each_failing_check_annotated(tmp_path, user_venv):
-    runner = _runner(tmp_path, user_venv)
+def test_a_defective_server_fails_with_the_verdict_and_each_failing_check_annotated(tmp_path, job):
+    runner = job()
     result = runner.run_action({"stdio": "python -m user_server --stdio --defect no_result_type", "runs": "1"}, STAND_INS)
     assert result.failed and result.outputs["exit-code"] == "1" and result.outputs["verdict"] == "not-conformant"
     _one_error_with(result, "NOT CONFORMANT to 2026-07-28", "result_type.present")
@@ -94,8 +105,8 @@ def test_a_defective_server_fails_with_the_verdict_and_each_failing_check_annota
     assert (runner.workspace / result.outputs["junit"]).is_file()
 
 
-def test_a_server_that_crashes_at_start_is_explained_in_its_own_words_and_names_no_missing_file(tmp_path, user_venv):
-    runner = _runner(tmp_path, user_venv)
+def test_a_server_that_crashes_at_start_is_explained_in_its_own_words_and_names_no_missing_file(tmp_path, job):
+    runner = job()
     crash = "python -c " + shlex.quote("import sys; sys.stderr.write('CLOCK_ZONE is not set\\n'); sys.exit(3)")
     result = runner.run_action({"stdio": crash, "runs": "1"}, STAND_INS)
     assert result.failed and result.outputs["exit-code"] == "2"
@@ -115,8 +126,8 @@ def test_a_server_that_crashes_at_start_is_explained_in_its_own_words_and_names_
         ({"stdio": "python -m user_server --stdio", "version": "0.0.1"}, "pip could not install mcp-evalcore==0.0.1: ERROR: "),
     ],
 )
-def test_each_bad_input_fails_with_one_error_line_saying_why(tmp_path, user_venv, inputs, reason):
-    runner = _runner(tmp_path, user_venv)
+def test_each_bad_input_fails_with_one_error_line_saying_why(tmp_path, job, inputs, reason):
+    runner = job()
     stand_ins = dict(STAND_INS)
     if inputs.get("python-version") == "2.7":
         stand_ins["actions/setup-python"] = lambda _runner, _given: {"python-path": str(tmp_path / "no-such-python")}
@@ -125,9 +136,9 @@ def test_each_bad_input_fails_with_one_error_line_saying_why(tmp_path, user_venv
     _one_error_with(result, reason)
 
 
-def test_a_url_server_behind_a_header_gets_it_and_the_token_stays_out_of_the_log(tmp_path, user_venv, echo_auth_server):
+def test_a_url_server_behind_a_header_gets_it_and_the_token_stays_out_of_the_log(tmp_path, job, echo_auth_server):
     url, token = echo_auth_server
-    runner = _runner(tmp_path, user_venv)
+    runner = job()
     runner.secrets.append(token)
     result = runner.run_action({"url": url, "header": "Authorization: Bearer ${EVAL_TOKEN}", "runs": "1"}, STAND_INS, step_env={"EVAL_TOKEN": token})
     assert result.outputs["report"] and token not in result.raw
@@ -136,9 +147,9 @@ def test_a_url_server_behind_a_header_gets_it_and_the_token_stays_out_of_the_log
     assert result.outputs["exit-code"] in ("0", "1") and (result.outputs["exit-code"] == "0" or result.errors())
 
 
-def test_behaviour_on_a_pull_request_first_run_accepted_then_the_second_run_is_green(tmp_path, user_venv):
+def test_behaviour_on_a_pull_request_first_run_accepted_then_the_second_run_is_green(tmp_path, job):
     event = {"pull_request": {"number": 42, "head": {"sha": "feedc0ffee0123456789"}}}
-    runner = _runner(tmp_path, user_venv, event=event, event_name="pull_request")
+    runner = job(event=event, event_name="pull_request")
     before = _job_state(runner)
     inputs = {"mode": "behaviour", "stdio": "python -m user_server --stdio", "runs": "1"}
 
@@ -176,8 +187,8 @@ def test_the_action_keeps_its_interpreter_off_the_jobs_path():
     assert "GITHUB_PATH" not in scripts and "GITHUB_ENV" not in scripts and sys.executable not in scripts
 
 
-def test_a_legacy_only_server_fails_with_one_error_saying_so(tmp_path, user_venv):
-    runner = _runner(tmp_path, user_venv)
+def test_a_legacy_only_server_fails_with_one_error_saying_so(tmp_path, job):
+    runner = job()
     legacy = f"python {shlex.quote(str(ROOT / 'tests' / 'legacy_server.py'))} --stdio"
     result = runner.run_action({"stdio": legacy, "runs": "1"}, STAND_INS)
     assert result.failed and result.outputs["exit-code"] == "3" and result.outputs["verdict"] == "legacy-only", result.log
