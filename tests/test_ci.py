@@ -86,8 +86,10 @@ class FakeRunner:
             GITHUB_EVENT_PATH=str(self.event_path),
             GITHUB_SHA="0123456789abcdef0123456789abcdef01234567",
         )
+        env["RUNNER_TEMP"] = str(self.root)
+        known = {"install": {"evalcore": str(self.bin / "evalcore"), "python": sys.executable}, **(steps or {})}
         for key, expression in (step.get("env") or {}).items():
-            env[key] = _evaluate(str(expression), values, steps or {})
+            env[key] = _evaluate(str(expression), values, known)
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
             cwd=self.workspace,
@@ -293,3 +295,36 @@ def test_ci_summary_refuses_bad_input_in_one_line(tmp_path, arguments, message):
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_untested_must_checks_are_listed_with_the_warnings_not_folded_away():
+    report = _conformance_report("no resultType")
+    untested = {"id": "tasks.cancel", "level": "MUST", "passes": 0, "runs": 0, "verdict": "not_testable", "detail": "no task to cancel"}
+    untested_should = {**untested, "id": "tasks.list", "level": "SHOULD"}
+    report["checks"] += [untested, untested_should]
+    text = conformance_summary(report)
+    assert text.index("result_type.present") < text.index("tasks.cancel") < text.index("<details>") < text.index("tasks.list")
+
+
+def test_a_gate_reason_keeps_its_commands_as_code_and_escapes_the_rest():
+    reason = "no baseline yet; `evalcore baseline accept RUN_ID` makes a run the baseline by hand <b>"
+    text = behaviour_comment(_behaviour(False, 0.2, gate={"status": "no_baseline", "passed": False, "reason": reason}), None)
+    assert "`evalcore baseline accept RUN_ID` makes a run" in text and "\\`" not in text and "RUN\\_ID" not in text and "&lt;b&gt;" in text
+
+
+def test_annotations_are_one_escaped_command_each_and_only_on_a_runner(capsys):
+    from evalcore.ci.annotations import conformance_annotations
+    from evalcore.ci.github import workflow_command
+
+    report = _conformance_report("line one\nline two %0A ::error::forged")
+    annotations = conformance_annotations(report)
+    assert [a.title for a in annotations] == [None, "result_type.present"]
+    assert annotations[0].message.startswith("evalcore: NOT CONFORMANT to 2026-07-28: 1 failed, 0 errors")
+    line = workflow_command("error", annotations[1].message, title="a,b:c")
+    assert line.count("\n") == 0 and line.startswith("::error title=a%2Cb%3Ac::MUST fail: line one line two %250A")
+    assert conformance_annotations({**report, "passed": True}) == []
+    strict = {**report, "passed": True, "passedStrict": False, "checks": [{**report["checks"][1], "verdict": "warn", "level": "SHOULD"}]}
+    assert conformance_annotations(strict) == [] and len(conformance_annotations(strict, strict=True)) == 2
+    Runner.from_environment({}).annotate(sys.stdout, "x")
+    Runner.from_environment({"GITHUB_ACTIONS": "true"}).annotate(sys.stdout, "y", title="t")
+    assert capsys.readouterr().out == "::error title=t::y\n"

@@ -4,8 +4,9 @@
     GITHUB_OUTPUT         `name=value` lines appended here become the step's outputs
     GITHUB_EVENT_PATH     the JSON of the event that started the workflow (a pull request's number, its head commit)
     GITHUB_SHA            the commit the workflow runs on
+    GITHUB_ACTIONS        "true" on a runner: annotations (`::error title=...::message` lines) are written then
 
-Outside a runner (none of them set) the summary goes to the given fallback stream, and outputs are dropped.
+Outside a runner (none of them set) the summary goes to the given fallback stream, and outputs and annotations are dropped.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Runner:
     output_path: Path | None
     event_path: Path | None
     sha: str | None
+    annotations: bool = False
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Runner:
@@ -37,7 +39,18 @@ class Runner:
         def path(name: str) -> Path | None:
             return Path(env[name]) if env.get(name) else None
 
-        return cls(path("GITHUB_STEP_SUMMARY"), path("GITHUB_OUTPUT"), path("GITHUB_EVENT_PATH"), env.get("GITHUB_SHA") or None)
+        return cls(
+            path("GITHUB_STEP_SUMMARY"),
+            path("GITHUB_OUTPUT"),
+            path("GITHUB_EVENT_PATH"),
+            env.get("GITHUB_SHA") or None,
+            annotations=env.get("GITHUB_ACTIONS") == "true",
+        )
+
+    def annotate(self, stream: TextIO, message: str, *, title: str | None = None, level: str = "error") -> None:
+        """One annotation (`error`, `warning`, `notice`) GitHub shows on the run; nothing outside a runner."""
+        if self.annotations:
+            stream.write(workflow_command(level, message, title=title) + "\n")
 
     def write_summary(self, markdown: str, fallback: TextIO) -> None:
         """Append to the step summary (several steps may write to it), or print where no runner listens."""
@@ -77,3 +90,14 @@ class Runner:
     def pull_request(self) -> int | None:
         number = (self.event().get("pull_request") or {}).get("number")
         return number if isinstance(number, int) else None
+
+
+def workflow_command(command: str, message: str, *, title: str | None = None) -> str:
+    """A workflow command line: `::error title=T::message`, escaped so that untrusted text stays one command."""
+    properties = f" title={_escape(title, property_value=True)}" if title else ""
+    return f"::{command}{properties}::{_escape(message)}"
+
+
+def _escape(text: str, *, property_value: bool = False) -> str:
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return escaped.replace(":", "%3A").replace(",", "%2C") if property_value else escaped

@@ -26,9 +26,10 @@ VERDICT_MARK: Final = {
     "not_applicable": "n/a",
     "not_testable": "untested",
 }
-# Rows shown first, in this order; passes and n/a fold away under a <details>.
+# Rows shown first, in this order (then the MUST checks nothing could test); passes and n/a fold away under a <details>.
 _ATTENTION: Final = ("fail", "error", "warn", "info")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~#!])")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def cell(text: Any, limit: int = MAX_CELL_CHARS) -> str:
@@ -47,7 +48,26 @@ def code(text: Any, limit: int = MAX_CELL_CHARS) -> str:
     return "`" + flat.replace("`", "'").replace("|", "\\|") + "`"
 
 
-def conformance_summary(report: Mapping[str, Any]) -> str:
+def prose(text: Any, limit: int = MAX_CELL_CHARS) -> str:
+    """Untrusted prose whose `backticked` parts are commands (a gate's reason): those stay code spans, the rest is `cell`."""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    # split() alternates: text, code, text, code, ..., text (a code span the cut opened stays text, escaped)
+    parts = _CODE_SPAN.split(flat)
+    return "".join(code(part) if index % 2 else _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(part, quote=False)) for index, part in enumerate(parts))
+
+
+def _needs_attention(check: Mapping[str, Any]) -> bool:
+    return check.get("verdict") in _ATTENTION or (check.get("verdict") == "not_testable" and check.get("level") == "MUST")
+
+
+def _attention_rank(check: Mapping[str, Any]) -> int:
+    verdict = check.get("verdict")
+    return _ATTENTION.index(verdict) if verdict in _ATTENTION else len(_ATTENTION)
+
+
+def conformance_summary(report: Mapping[str, Any], *, strict: bool = False) -> str:
     """The step summary of a conformance run: the verdict, the era, then the checks that need attention, then the rest."""
     checks: Sequence[Mapping[str, Any]] = report.get("checks") or []
     target = cell(report.get("target", "?"))
@@ -57,7 +77,8 @@ def conformance_summary(report: Mapping[str, Any]) -> str:
         lines += [f"**LEGACY ONLY**: {cell(report['legacyVerdict'])}", ""]
         return "\n".join(lines)
     counts = {verdict: sum(check.get("verdict") == verdict for check in checks) for verdict in VERDICT_MARK}
-    verdict = "✅ **CONFORMANT**" if report.get("passed") else "❌ **NOT CONFORMANT**"
+    passed = report.get("passedStrict", report.get("passed")) if strict else report.get("passed")
+    verdict = "✅ **CONFORMANT**" if passed is True else "❌ **NOT CONFORMANT**"
     lines += [
         f"{verdict}: {counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, {counts['warn']} warnings, "
         f"{counts['not_applicable']} not applicable, {counts['not_testable']} not testable",
@@ -66,8 +87,8 @@ def conformance_summary(report: Mapping[str, Any]) -> str:
         f"a check passes only at {report.get('runs', '?')}/{report.get('runs', '?')}",
         "",
     ]
-    attention = sorted((c for c in checks if c.get("verdict") in _ATTENTION), key=lambda c: _ATTENTION.index(c["verdict"]))
-    rest = [c for c in checks if c.get("verdict") not in _ATTENTION]
+    attention = sorted((c for c in checks if _needs_attention(c)), key=_attention_rank)
+    rest = [c for c in checks if not _needs_attention(c)]
     if attention:
         lines += _check_table(attention) + [""]
     if rest:
@@ -98,7 +119,7 @@ def behaviour_comment(report: Mapping[str, Any], baseline: Mapping[str, Any] | N
     about = f" at {cell(revision[:12])}" if revision else ""
     lines = [f"### evalcore behaviour run {code(report.get('runId', '?'))}{about}", "", f"Golden set {golden}, {report.get('runs', '?')} runs per case.", ""]
     gate = report.get("gate") or {}
-    status, reason = gate.get("status"), cell(str(gate.get("reason") or ""), 400)
+    status, reason = gate.get("status"), prose(str(gate.get("reason") or ""), 400)
     if status == "incomplete":
         lines += [f"❌ **INCOMPLETE**: {reason}", ""]
     elif status == "no_baseline":

@@ -25,10 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--conformance", type=Path, metavar="PATH", help="a report `conformance --json` wrote")
     report.add_argument("--behaviour", type=Path, metavar="PATH", help="a report `run --out` wrote")
     db_option(parser, "store holding the last green run the behaviour run was gated against")
+    parser.add_argument("--strict", action="store_true", help="conformance: the run was strict (SHOULD warnings fail it too), as `conformance --strict`")
     parser.add_argument("--comment", type=Path, metavar="PATH", help="behaviour: also write the PR-comment body (the delta against the last green run) here")
 
 
 def command(args: argparse.Namespace) -> int:
+    from evalcore.ci.annotations import behaviour_annotations, conformance_annotations
     from evalcore.ci.github import Runner
     from evalcore.ci.markdown import behaviour_comment, conformance_summary
 
@@ -39,10 +41,15 @@ def command(args: argparse.Namespace) -> int:
         report = _read_json(args.conformance, "conformance --json")
         if not isinstance(report.get("checks"), list) or "passed" not in report:
             raise ConfigError(f"{args.conformance}: not a conformance report (written by `evalcore conformance --json`)")
-        runner.write_summary(conformance_summary(report), sys.stdout)
-        verdict = "legacy-only" if report.get("legacyVerdict") is not None else "conformant" if report["passed"] else "not-conformant"
+        runner.write_summary(conformance_summary(report, strict=args.strict), sys.stdout)
+        passed = report.get("passedStrict", report["passed"]) if args.strict else report["passed"]
+        verdict = "legacy-only" if report.get("legacyVerdict") is not None else "conformant" if passed is True else "not-conformant"
+        for annotation in conformance_annotations(report, strict=args.strict):
+            runner.annotate(sys.stdout, annotation.message, title=annotation.title, level=annotation.level)
         runner.set_outputs({"verdict": verdict, "passed": _flag(verdict == "conformant")})
         return 0
+    if args.strict:
+        raise ConfigError("--strict goes with --conformance (a strict conformance run); a behaviour run has its gate")
     from evalcore.scoring.gate import validate_report
 
     report = validate_report(_read_json(args.behaviour, "run --out"), str(args.behaviour))
@@ -51,6 +58,8 @@ def command(args: argparse.Namespace) -> int:
     if args.comment is not None:
         args.comment.parent.mkdir(parents=True, exist_ok=True)
         args.comment.write_text(body, encoding="utf-8")
+    for annotation in behaviour_annotations(report):
+        runner.annotate(sys.stdout, annotation.message, title=annotation.title, level=annotation.level)
     passed = report.get("passed") is True
     outputs = {"passed": _flag(passed), "run-id": str(report.get("runId", ""))}
     if args.comment is not None:
