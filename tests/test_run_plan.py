@@ -260,3 +260,31 @@ def test_a_model_is_one_column_however_its_script_path_is_spelt(tmp_path: Path, 
     models = {json.dumps(json.loads(run["models_json"])) for run in list_runs(tmp_path / "evals.duckdb")}
     assert models == {json.dumps([f"sim/script:{(tmp_path / 'green.yaml').resolve().as_posix()}"])}
     assert len(queries.picked_runs(tmp_path / "evals.duckdb")) == 1
+
+
+def test_a_store_written_before_run_kinds_is_read_with_each_run_s_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Schema 13: an arm and a replay known only by their config's markers; `evalcore runs` and `drift` migrate it first."""
+    from evalcore.store.db import MIGRATIONS
+
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as connection:
+        connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for version, migration in enumerate(MIGRATIONS[:13], start=1):
+            if callable(migration):
+                migration(connection)
+            else:
+                connection.execute(migration)
+            connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+        for run_id, config in (("plain", {}), ("arm", {"comparison_arm": "candidate"}), ("replayed", {"replay_of": "plain"})):
+            connection.execute(
+                "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_fingerprint, "
+                "server_tools_json, models_json, runs, config_json, evalcore_version) "
+                "VALUES (?, now(), 'complete', current_date, 'g.yaml', 'h', 't', 'fp', '[]', '[\"m\"]', 1, ?, '0')",
+                [run_id, json.dumps(config)],
+            )
+    assert main(["runs", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    kinds = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
+    assert "compare: candidate arm" in kinds["arm"] and "replay of a recording" in kinds["replayed"] and " run " in kinds["plain"]
+    assert {run["run_id"]: run["kind"] for run in list_runs(db)} == {"plain": "run", "arm": "compare-candidate", "replayed": "replay"}
+    assert main(["drift", "--db", str(db)]) == 0

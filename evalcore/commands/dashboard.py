@@ -59,6 +59,9 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError("the dashboard needs its extra libraries: pip install 'mcp-evalcore[dashboard]' (streamlit, plotly, pandas)")
     db = Path(args.db).resolve()
     db.parent.mkdir(parents=True, exist_ok=True)
+    from evalcore.store.db import upgrade
+
+    upgrade(db)  # the pages read the store read-only: a store an older evalcore wrote is migrated before they open it
     if not args.no_demo and not count_behaviour_runs(db):
         job = jobs.launch_demo(db)
         print(f"{db} holds no behaviour runs yet: building the simulated demo history in the background (log: {job.log})")

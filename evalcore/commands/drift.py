@@ -44,7 +44,9 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.behaviour.history import run_points
     from evalcore.drift import detect_changes
     from evalcore.paths import golden_identity
+    from evalcore.store.db import upgrade
 
+    upgrade(args.db)  # a store an older evalcore wrote gets its run kinds before the history is read
     golden = golden_identity(args.golden) if args.golden else None
     points = run_points(args.db, golden_path=golden)
     if not points:

@@ -44,7 +44,9 @@ def command(args: argparse.Namespace) -> int:
         return 1
     if args.baseline == "last-green":
         from evalcore.store.behaviour import last_green_report
+        from evalcore.store.db import upgrade
 
+        upgrade(args.db)
         golden = report["golden"]
         baseline = last_green_report(args.db, golden_path=golden["path"], golden_hash=golden.get("hash"), exclude_run=report.get("runId"))
         if baseline is None:

@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     from evalcore.run_kinds import KIND_LABELS, run_status
     from evalcore.store.behaviour import list_runs
+    from evalcore.store.db import upgrade
 
+    upgrade(args.db)  # a store an older evalcore wrote gets its run kinds before they are read
     runs = list_runs(args.db)
     if not runs:
         print(f"no behaviour runs in {args.db}")

@@ -414,6 +414,14 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
         connection.close()
 
 
+def upgrade(path: Path) -> None:
+    """Migrate an existing store to this evalcore's schema before a command reads it (readers open it read-only, and
+    a store an older evalcore wrote lacks the newer columns); nothing for a store that does not exist."""
+    if path.exists():
+        with connect(path):
+            pass
+
+
 class _RedactingConnection:
     """A write connection whose statements get their parameters redacted; everything else is the DuckDB connection's."""
 
