@@ -332,6 +332,18 @@ def test_a_distractor_call_is_no_server_call_in_the_report_the_page_or_its_expor
     (weather,) = [t for t in report["toolCalls"] if t["tool"] == "get_weather"]
     assert weather["calls"] == len(sent) and _same(weather["error_rate"], sum(e["is_error"] for e in sent) / len(sent))
 
+    # where a distractor call really comes from: a perturbed arm, shown when picked by id (the default scope leaves arms out)
+    store.create_run(
+        db, run_id="p1", run_date=date(2026, 12, 2), golden_path="golden.yaml", golden_hash="g", server_target="http://127.0.0.1:1/mcp",
+        server_name="srv", server_fingerprint="fp", server_tools=[], models=[m.name for m in MODELS], runs=RUNS, config={}, kind="perturb-arm",
+    )  # fmt: skip
+    store.write_attempts(db, "p1", records)
+    arm = _finish(db, "p1", records)
+    picked = queries.tool_latency(db, AttemptFilters(run_id="p1"))
+    assert DISTRACTOR_TOOL not in set(picked["tool"]) and DISTRACTOR_TOOL not in {t["tool"] for t in arm["toolCalls"]}
+    assert list(picked["calls"]) == [t["calls"] for t in arm["toolCalls"]]
+    assert list(picked["error_rate"]) == [t["error_rate"] for t in arm["toolCalls"]]
+
 
 def test_the_latency_over_time_table_of_one_run_carries_the_reports_spend_numbers(randomised_run):
     db, run_id, report, _ = randomised_run
