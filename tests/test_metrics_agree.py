@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 import jsonschema
+import pandas as pd
 import pytest
 
 from evalcore.behaviour.report import build_report
@@ -25,7 +26,7 @@ from evalcore.dashboard.queries import AttemptFilters
 from evalcore.errors import StoreError
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
+from evalcore.records import DISTRACTOR, SCHEMA_VERSION, AttemptRecord, AttemptScore, Score
 from evalcore.scoring.gate import compare_to_baseline, decide
 from evalcore.scoring.registry import get, regression_metrics
 from evalcore.store import behaviour as store
@@ -40,6 +41,7 @@ CASES = (
     GoldenCase("judged", "p", "search_knowledge_base", {"query": "refunds"}, rubric="cites the policy"),
 )
 MODELS = (ModelSpec("openai/priced-a"), ModelSpec("openai/unpriced-b"), ModelSpec("sim/free-c"))
+DISTRACTOR_TOOL = "get_weather_v2"  # a decoy beside the server's get_weather: a call to it is never a server call
 
 
 def _score(case: GoldenCase, rng: random.Random, errored: bool) -> AttemptScore:
@@ -74,7 +76,7 @@ def _failed_by_server() -> AttemptScore:
     return AttemptScore((Score("execution", 0.0, True, (reason,)),), False, (reason,))
 
 
-def _transcript(rng: random.Random, errored: bool, cost: float | None) -> str:
+def _transcript(rng: random.Random, errored: bool, cost: float | None, distractor: bool = False) -> str:
     """Model turns and tool executions as the agent stores them, so the per-call and per-tool figures have data."""
     turns = [
         {
@@ -96,6 +98,8 @@ def _transcript(rng: random.Random, errored: bool, cost: float | None) -> str:
         }
         for _ in range(rng.randint(0, 2))
     ]
+    if distractor:  # the model called a decoy `evalcore perturb` listed: recorded as the agent does, never sent
+        executions.append({"tool": DISTRACTOR_TOOL, "is_error": True, "latency_ms": 0.0, "request_ids": [], "error_type": DISTRACTOR, "fault": None})
     return json.dumps({"messages": [], "turns": turns, "executions": executions, "retries": 3 if errored else 0})
 
 
@@ -132,7 +136,7 @@ def _records(rng: random.Random) -> list[AttemptRecord]:
                         cost_usd=cost,
                         error_kind="provider" if errored else None,
                         retries=3 if errored else rng.choice((0, 0, 1)),
-                        transcript_json=_transcript(rng, errored, cost),
+                        transcript_json=_transcript(rng, errored, cost, distractor=case.id == "weather" and attempt == 1),
                     )
                 )
     return records
@@ -281,14 +285,80 @@ def test_the_per_call_and_per_tool_figures_of_the_report_and_the_latency_page_ag
     for entry in report["models"]:
         shown, mine = calls[entry["model"]], entry["modelCalls"]
         assert shown["calls"] == mine["calls"] and shown["retries"] == mine["retries"]
-        for column, key in (("latency_p50_ms", "latency_p50_ms"), ("latency_p95_ms", "latency_p95_ms"), ("cost_per_call_usd", "cost_per_call_usd")):
+        pairs = (("latency_p50_ms", "latency_p50_ms"), ("latency_p95_ms", "latency_p95_ms"), ("cost_per_call_usd", "cost_per_call_usd"))
+        pairs += (("input_tokens_per_call", "mean_input_tokens"), ("output_tokens_per_call", "mean_output_tokens"))
+        for column, key in pairs:
             assert _same(shown[column], mine[key]), (entry["model"], column)
-    tools = {row["tool"]: row for row in queries.tool_latency(db, AttemptFilters(run_id=run_id)).to_dict("records")}
-    assert set(tools) == {t["tool"] for t in report["toolCalls"]}
-    for tool in report["toolCalls"]:
+    # every table of the Latency and cost page, as shown and as its CSV download, carries the report's numbers
+    filters = AttemptFilters(run_id=run_id)
+    tool_frame = queries.tool_latency(db, filters)
+    assert list(tool_frame.columns) == list(queries.TOOL_LATENCY_COLUMNS)
+    downloaded = list(csv.DictReader(io.StringIO(queries.frame_csv(tool_frame))))
+    tools = {row["tool"]: row for row in tool_frame.to_dict("records")}
+    assert list(tools) == [t["tool"] for t in report["toolCalls"]]
+    assert [row["tool"] for row in downloaded] == list(tools)
+    for tool, row in zip(report["toolCalls"], downloaded, strict=True):
         shown = tools[tool["tool"]]
-        assert (shown["calls"], shown["retries"]) == (tool["calls"], tool["retries"])
-        assert _same(shown["error_rate"], tool["error_rate"]) and _same(shown["latency_p95_ms"], tool["latency_p95_ms"])
+        faulted = sum(fault["calls"] for fault in tool["faults"])
+        assert (shown["calls"], shown["retries"], shown["faulted_calls"]) == (tool["calls"], tool["retries"], faulted)
+        assert (int(row["calls"]), int(row["retries"]), int(row["faulted_calls"])) == (tool["calls"], tool["retries"], faulted)
+        for column in ("error_rate", "latency_p50_ms", "latency_p95_ms"):
+            assert _same(shown[column], tool[column]) and _same(float(row[column]) if row[column] else None, tool[column]), (tool["tool"], column)
+    for entry in report["models"]:
+        assert DISTRACTOR_TOOL not in {t["tool"] for t in entry["toolCalls"]}
+
+
+def test_per_tool_faulted_calls_count_only_the_calls_that_had_a_fault(randomised_run):
+    """Faulted and unfaulted calls of one tool in the same scope: the column is the faulted ones, never every call."""
+    db, run_id, report, records = randomised_run
+    executions = [e for r in records for e in json.loads(r.transcript_json or "{}")["executions"] if e["tool"] == "get_weather"]
+    expected = sum(1 for e in executions if e["fault"])
+    assert 0 < expected < len(executions)  # both kinds of call are in scope
+    (shown,) = queries.tool_latency(db, AttemptFilters(run_id=run_id)).query("tool == 'get_weather'").to_dict("records")
+    (reported,) = [t for t in report["toolCalls"] if t["tool"] == "get_weather"]
+    assert shown["faulted_calls"] == expected == sum(f["calls"] for f in reported["faults"])
+    assert shown["calls"] == reported["calls"] == len(executions)
+
+
+def test_a_distractor_call_is_no_server_call_in_the_report_the_page_or_its_export(randomised_run):
+    """A call of a tool `evalcore perturb` listed beside the server's was never sent: it is in no per-tool figure."""
+    db, run_id, report, records = randomised_run
+    assert any(DISTRACTOR_TOOL in (r.transcript_json or "") for r in records)
+    tool_frame = queries.tool_latency(db, AttemptFilters(run_id=run_id))
+    assert DISTRACTOR_TOOL not in set(tool_frame["tool"])
+    assert DISTRACTOR_TOOL not in queries.frame_csv(tool_frame)
+    assert DISTRACTOR_TOOL not in {t["tool"] for t in report["toolCalls"]}
+    sent = [e for r in records for e in json.loads(r.transcript_json or "{}")["executions"] if e["tool"] == "get_weather"]
+    (weather,) = [t for t in report["toolCalls"] if t["tool"] == "get_weather"]
+    assert weather["calls"] == len(sent) and _same(weather["error_rate"], sum(e["is_error"] for e in sent) / len(sent))
+
+    # where a distractor call really comes from: a perturbed arm, shown when picked by id (the default scope leaves arms out)
+    store.create_run(
+        db, run_id="p1", run_date=date(2026, 12, 2), golden_path="golden.yaml", golden_hash="g", server_target="http://127.0.0.1:1/mcp",
+        server_name="srv", server_fingerprint="fp", server_tools=[], models=[m.name for m in MODELS], runs=RUNS, config={}, kind="perturb-arm",
+    )  # fmt: skip
+    store.write_attempts(db, "p1", records)
+    arm = _finish(db, "p1", records)
+    picked = queries.tool_latency(db, AttemptFilters(run_id="p1"))
+    assert DISTRACTOR_TOOL not in set(picked["tool"]) and DISTRACTOR_TOOL not in {t["tool"] for t in arm["toolCalls"]}
+    assert list(picked["calls"]) == [t["calls"] for t in arm["toolCalls"]]
+    assert list(picked["error_rate"]) == [t["error_rate"] for t in arm["toolCalls"]]
+
+
+def test_the_latency_over_time_table_of_one_run_carries_the_reports_spend_numbers(randomised_run):
+    db, run_id, report, _ = randomised_run
+    over_time = queries.latency_over_time(db, AttemptFilters(run_id=run_id))
+    assert {pd.Timestamp(day).date() for day in over_time["run_date"]} == {date(2026, 12, 1)}
+    by_model = {entry["model"]: entry["metrics"] for entry in report["models"]}
+    assert list(over_time["model"]) == sorted(by_model)
+    shown = {"latency_p50_ms": "latency_p50_ms", "latency_p95_ms": "latency_p95_ms", "input_tokens_per_attempt": "mean_input_tokens"}
+    shown |= {"output_tokens_per_attempt": "mean_output_tokens", "tokens_per_correct": "tokens_per_correct"}
+    shown |= {"cost_per_attempt_usd": "cost_per_attempt_usd", "cost_per_correct_usd": "cost_per_correct_usd"}
+    for row in over_time.to_dict("records"):
+        metrics = by_model[row["model"]]
+        assert row["attempts"] == metrics["attempts"]
+        for column, metric in shown.items():
+            assert _same(row[column], metrics[metric]), (row["model"], column, row[column], metrics[metric])
 
 
 def test_a_gate_against_a_baseline_read_from_the_store_uses_both_runs_stored_numbers(randomised_run):

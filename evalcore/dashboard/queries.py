@@ -672,13 +672,21 @@ def tool_latency(path: Path, filters: AttemptFilters | None = None) -> pd.DataFr
         + """,
         executions AS (SELECT unnest(transcript_json->'$.executions[*]') AS e FROM scoped)
         SELECT e->>'tool' AS tool, (e->>'is_error')::BOOLEAN AS is_error, (e->>'latency_ms')::DOUBLE AS latency_ms,
-               coalesce(json_array_length(e->'request_ids'), 1)::INTEGER AS request_ids, e->>'fault' AS fault
+               coalesce(json_array_length(e->'request_ids'), 1)::INTEGER AS request_ids, e->>'error_type' AS error_type, e->>'fault' AS fault
         FROM executions"""
     )
-    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), ("tool", "is_error", "latency_ms", "request_ids", "fault"))
+    columns = ("tool", "is_error", "latency_ms", "request_ids", "error_type", "fault")
+    frame = _frame(path, sql, (filters or AttemptFilters()).parameters(), columns)
     executions = [
-        {"tool": tool, "is_error": bool(is_error), "latency_ms": _number_or_none(latency), "request_ids": [0] * int(ids), "fault": fault}
-        for tool, is_error, latency, ids, fault in zip(frame["tool"], frame["is_error"], frame["latency_ms"], frame["request_ids"], frame["fault"], strict=True)
+        {
+            "tool": tool,
+            "is_error": not pd.isna(is_error) and bool(is_error),
+            "latency_ms": _number_or_none(latency),
+            "request_ids": [0] * int(ids),
+            "error_type": _text_or_none(error_type),
+            "fault": _text_or_none(fault),
+        }
+        for tool, is_error, latency, ids, error_type, fault in zip(*(frame[column] for column in columns), strict=True)
     ]
     rows = [
         {
@@ -752,6 +760,11 @@ def model_call_latency(path: Path, filters: AttemptFilters | None = None) -> pd.
 
 def _number_or_none(value: Any) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A text cell of a frame, None when missing (a frame reads a missing text as NaN, which is truthy)."""
+    return value if isinstance(value, str) else None
 
 
 FLAKY_COLUMNS = (

@@ -5,6 +5,10 @@ each model call and each tool call counts once, so p50/p95 describe a single
 call. Retries are re-sent requests (provider retries for a model call, a cut
 stream re-issued with a new id for a tool call). Cost per call is the mean over
 calls, and None when any call's price is unknown: a cost is never guessed.
+
+A tool call is a server call only when it was sent: a call of a distractor tool
+(`evalcore perturb`, error_type `distractor`) is the model's wrong choice, never
+the server's, so it is in no tool's calls, errors or latency.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.records import DISTRACTOR
 from evalcore.scoring.metrics import percentile
 
 
@@ -74,17 +79,20 @@ def tool_call_stats(transcripts: Iterable[Mapping[str, Any]]) -> list[ToolCallSt
 
 
 def execution_stats(executions: Iterable[Mapping[str, Any]]) -> list[ToolCallStats]:
-    """Tool executions (a transcript's `executions` entries: tool, is_error, latency_ms, request_ids, fault) per tool, in name order."""
+    """Tool executions (a transcript's `executions` entries: tool, is_error, latency_ms, request_ids, error_type, fault)
+    sent to the server, per tool, in name order; calls of a distractor tool were never sent and are left out."""
     by_tool: dict[str, list[Mapping[str, Any]]] = {}
     for execution in executions:
-        by_tool.setdefault(str(execution.get("tool")), []).append(execution)
+        if execution.get("error_type") != DISTRACTOR:
+            by_tool.setdefault(str(execution.get("tool")), []).append(execution)
     stats = []
     for tool, executions in sorted(by_tool.items()):
         latencies = _numbers(executions, "latency_ms")
         faults: dict[str, int] = {}
         for execution in executions:
-            if execution.get("fault"):
-                faults[str(execution["fault"])] = faults.get(str(execution["fault"]), 0) + 1
+            fault = _fault(execution)
+            if fault is not None:
+                faults[fault] = faults.get(fault, 0) + 1
         stats.append(
             ToolCallStats(
                 tool=tool,
@@ -106,6 +114,13 @@ def parsed_transcripts(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[dict
         if row.get("transcript_json"):
             out.setdefault(str(row["model"]), []).append(json.loads(row["transcript_json"]))
     return out
+
+
+def _fault(execution: Mapping[str, Any]) -> str | None:
+    """The fault injected into the call, or None: only a fault's name is one (a missing value read from a table is NaN,
+    which is truthy and would count every call as faulted)."""
+    fault = execution.get("fault")
+    return fault if isinstance(fault, str) and fault else None
 
 
 def _numbers(items: Iterable[Mapping[str, Any]], key: str) -> list[float]:
