@@ -462,6 +462,20 @@ class MetricSet:
 
 
 @dataclass(frozen=True)
+class AttemptOutcome:
+    """One attempt of a case in a run's report: whether it passed, the error kind when it errored, and its failing
+    reasons (the error's text for an errored attempt; none for one that passed)."""
+
+    attempt: int
+    passed: bool
+    error_kind: str | None
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "passed": self.passed, "errored": self.error_kind, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """One case of one model in a run's report: its counts, its metrics (see `evalcore.scoring.metrics`), its gate."""
 
@@ -470,6 +484,7 @@ class CaseResult:
     metrics: Mapping[str, float | None]
     failing_reasons: tuple[tuple[str, int], ...]  # (reason, failed attempts that gave it), most common first
     score_metrics: tuple[str, ...] = ()  # the registered scorers' metric names, shown under "scores"
+    attempt_results: tuple[AttemptOutcome, ...] = ()  # each attempt's verdict and reasons, by attempt number
 
     def to_json(self, runs: int) -> dict[str, Any]:
         m = self.metrics
@@ -489,6 +504,7 @@ class CaseResult:
             "gate_passed": m.get("gate_passed") == 1.0,
             "scores": {name: value for name, value in m.items() if name in self.score_metrics},
             "failing_reasons": [{"reason": reason, "count": count} for reason, count in self.failing_reasons],
+            "attempt_results": [outcome.to_json() for outcome in self.attempt_results],
         }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
+from evalcore.records import AttemptOutcome, AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
 from evalcore.redaction import clip
 from evalcore.run_kinds import KIND_LABELS, run_status
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
@@ -46,6 +46,7 @@ def build_report(
     transcripts: dict[str, list[dict[str, Any]]] = {}
     versions: dict[str, set[str]] = {}
     reasons: dict[tuple[str, str], Counter[str]] = {}
+    outcomes: dict[tuple[str, str], list[AttemptOutcome]] = {}
     scorers: dict[str, None] = {}
     for record in records:
         transcripts.setdefault(record.model, []).append(_call_telemetry(record.transcript_json))
@@ -54,12 +55,22 @@ def build_report(
         counter = reasons.setdefault((record.model, record.case_id), Counter())
         if not record.score.passed:
             counter.update(record.score.reasons)
+        outcomes.setdefault((record.model, record.case_id), []).append(
+            AttemptOutcome(record.attempt, record.score.passed and not record.errored, record.error_kind, tuple(record.score.reasons))
+        )
         scorers.update(dict.fromkeys(score.scorer for score in record.score.scores))
     model_results = []
     for spec in models:
         mine = [record for record in records if record.model == spec.name]
         cases = tuple(  # in the golden set's order, whatever order the attempts finished in
-            CaseResult(case.id, case.kind, metrics.values, _most_common_first(reasons.get((spec.name, case.id), Counter())), score_metrics)
+            CaseResult(
+                case.id,
+                case.kind,
+                metrics.values,
+                _most_common_first(reasons.get((spec.name, case.id), Counter())),
+                score_metrics,
+                tuple(sorted(outcomes.get((spec.name, case.id), ()), key=lambda outcome: outcome.attempt)),
+            )
             for case in golden.cases
             if (metrics := case_sets.get((spec.name, case.id))) is not None
         )
@@ -195,6 +206,9 @@ def render_summary(report: Mapping[str, Any]) -> str:
     for entry in failing[:20]:
         tally = case_tally(entry["passes"], entry["runs"], entry.get("errored", 0))
         lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {tally}")
+        reason = _top_reason(report, entry["model"], entry["case"])
+        if reason:
+            lines.append(f"    why: {reason}")
     if len(failing) > 20:
         lines.append(f"  … and {len(failing) - 20} more (see the JSON report)")
     lines.append("")
@@ -209,6 +223,17 @@ def render_summary(report: Mapping[str, Any]) -> str:
         lines.append(f"  {regression['model']}: {regression['metric']} {before} -> {current} (cases: {cases})")
     lines.extend(f"  note: {note}" for note in gate.get("notes") or [])
     return "\n".join(lines)
+
+
+def _top_reason(report: Mapping[str, Any], model: str, case_id: str) -> str | None:
+    """The reason most of a case's failed attempts gave, on one line, or None (a report from before reasons, or none given)."""
+    for entry in report["models"]:
+        if entry["model"] != model:
+            continue
+        for case in entry.get("cases") or []:
+            if case.get("id") == case_id and case.get("failing_reasons"):
+                return clip(" ".join(str(case["failing_reasons"][0]["reason"]).split()), 200)
+    return None
 
 
 def _calls_lines(report: Mapping[str, Any]) -> list[str]:

@@ -47,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=int, default=5, help="attempts per case and model (default 5)")
     parser.add_argument("--out", type=Path, metavar="PATH", help="write the JSON report here")
     db_option(parser, "DuckDB store")
+    parser.add_argument(
+        "--no-db",
+        action="store_true",
+        help="keep nothing: the run uses a temporary store, deleted when it ends (no baseline to compare with; not with --resume, --cache or --replay-run)",
+    )
     parser.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
     parser.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
     parser.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
@@ -91,9 +96,23 @@ def command(args: argparse.Namespace) -> int:
     # frozen, and the collector turned on, before the run (`_command`), or here if start-up fails.
     gc.disable()
     try:
-        return _command(args)
+        if not args.no_db:
+            return _command(args)
+        return _storeless(args)
     finally:
         gc.enable()
+
+
+def _storeless(args: argparse.Namespace) -> int:
+    """`--no-db`: the run writes its attempts to a store in a temporary folder, removed with the store when the run ends."""
+    import tempfile
+
+    needing = [option for option, given in (("--resume", args.resume), ("--cache", args.cache), ("--replay-run", args.replay_run)) if given]
+    if needing:
+        raise ConfigError(f"--no-db keeps no store, and {', '.join(needing)} reads one: drop --no-db, or give --db PATH")
+    with tempfile.TemporaryDirectory(prefix="evalcore-run-") as folder:
+        args.db = Path(folder) / "run.duckdb"
+        return _command(args)
 
 
 def _command(args: argparse.Namespace) -> int:
