@@ -22,33 +22,15 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.run_kinds import RUN_KINDS, RunOutcome, eligibility
 from evalcore.store.behaviour import last_green_report, list_runs, load_attempts, load_run
+from tests.builders import GOLDEN, STEADY
 
 ROOT = Path(__file__).resolve().parents[1]
 
-GOLDEN = """\
-cases:
-  - id: weather-paris
-    prompt: "What's the weather in Paris?"
-    expect_tool: get_weather
-    expect_args: {city: Paris}
-    kind: hard
-  - id: say-hello
-    prompt: "Hi there!"
-    expect_tool: null
-"""
-# Every case right on every attempt: the plain run is green, so it is the baseline a consumer must find.
-GREEN = """\
-defaults: {latency_ms: 0, tokens: {input: 100, output: 20}, model_version: green-v1}
-cases:
-  weather-paris:
-    calls: [{name: get_weather, args: {city: Paris}}]
-    text: "Cloudy in Paris."
-  say-hello:
-    no_call: true
-    text: "Hello! How can I help?"
-"""
+# STEADY at --runs 2 gets every case right (its slips are on attempts 3 and 5): the plain run is green, so it is the
+# baseline a consumer must find.
+GREEN = STEADY
 # Asks for Lyon: a replay of the green run has no such call recorded, so those attempts are errored (not in recording).
-LYON = GREEN.replace("city: Paris", "city: Lyon").replace("green-v1", "lyon-v1")
+LYON = STEADY.replace("city: Paris", "city: Lyon")
 OVERRIDES = """\
 tools:
   get_weather:
@@ -174,7 +156,7 @@ def test_resume_restores_the_kind_and_the_catalog_of_an_arm(kinds: KindStore, re
     assert _run(workspace, *argv, "--out", str(workspace / "resumed-arm.json")) in (0, 1)
     resumed = json.loads((workspace / "resumed-arm.json").read_text())
     assert resumed["runKind"] == "perturb-arm" and {m["model"] for m in resumed["models"]} == {kinds.green_model}
-    assert not resumed["gate"]["green"] and len(load_attempts(kinds.db, arm)) == 4
+    assert not resumed["gate"]["green"] and len(load_attempts(kinds.db, arm)) == 6
     assert arm not in set(queries.picked_runs(kinds.db).values())
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from evalcore.behaviour.plan import RunPlan
-from evalcore.behaviour.runner import BehaviourConfig, finish
+from evalcore.behaviour.runner import BehaviourConfig, finish, planned_config
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, differing_keys, shard_of
 from evalcore.errors import ConfigError, EvalcoreError, StoreError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
@@ -153,22 +152,10 @@ def _golden_set(merged: MergedPlan, golden_path: Path | None, golden_limits: Gol
 
 def _merged_config(merged: MergedPlan, golden: GoldenSet, db: Path, golden_limits: GoldenLimits) -> BehaviourConfig:
     """The config `finish` gates the merged run with: the run plan every shard ran (`merged_plan`), as kind `merged`."""
+    models = tuple(ModelSpec(**spec) for spec in merged.run["models"])  # as the shards ran them (a plan's are redacted)
     plan = merged_plan(merged)
-    return BehaviourConfig(
-        golden_path=golden.path,
-        models=tuple(ModelSpec(**spec) for spec in merged.run["models"]),  # as the shards ran them (a plan's are redacted)
-        db_path=db,
-        runs=plan.runs,
-        judge=plan.judge,
-        max_steps=plan.max_steps,
-        run_date=date.fromisoformat(plan.run_date),
-        max_drop=plan.max_drop,
-        max_error_rate=plan.max_error_rate,
-        fault_timeout_s=plan.fault_timeout_s,
-        golden_limits=golden_limits,
-        catalog=plan.catalog,
-        kind="merged",
-    )
+    base = BehaviourConfig(golden_path=golden.path, models=models, db_path=db, golden_limits=golden_limits)
+    return planned_config(base, plan, models=models, judge=plan.judge)
 
 
 def merged_plan(merged: MergedPlan) -> RunPlan:

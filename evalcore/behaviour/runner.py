@@ -332,7 +332,14 @@ def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fing
     given = {spec.name: spec for spec in config.models}
     models = tuple(replace(spec, api_base=given[spec.name].api_base if spec.name in given else spec.api_base) for spec in plan.models)
     judge = replace(plan.judge, api_base=config.judge.api_base) if plan.judge is not None and config.judge is not None else plan.judge
-    restored = replace(
+    restored = planned_config(config, plan, models=models, judge=judge)
+    return run_id, restored
+
+
+def planned_config(config: BehaviourConfig, plan: RunPlan, *, models: tuple[ModelSpec, ...], judge: ModelSpec | None) -> BehaviourConfig:
+    """`config` set as `plan` says (kind, limits, date, gate bounds, catalog, replayed run), with these model specs (a
+    plan's keep their endpoints redacted: the caller gives the ones to call)."""
+    return replace(
         config,
         kind=plan.kind,
         models=models,
@@ -346,7 +353,6 @@ def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fing
         catalog=plan.catalog,
         replay_of=plan.replay_of,
     )
-    return run_id, restored
 
 
 def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, target: str, shard: Shard | None = None) -> RunPlan:

@@ -416,8 +416,16 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
 
 def upgrade(path: Path) -> None:
     """Migrate an existing store to this evalcore's schema before a command reads it (readers open it read-only, and
-    a store an older evalcore wrote lacks the newer columns); nothing for a store that does not exist."""
-    if path.exists():
+    a store an older evalcore wrote lacks the newer columns); nothing for a store that does not exist. The version is
+    read first, so a store already at this schema is never opened for writing (a run may be writing to it)."""
+    if not path.exists():
+        return
+    with connect(path, read_only=True) as connection:
+        try:
+            row = connection.execute("SELECT max(version) FROM schema_version").fetchone()
+        except duckdb.CatalogException:
+            row = None
+    if row is None or row[0] is None or row[0] < SCHEMA_VERSION:
         with connect(path):
             pass
 
