@@ -7,13 +7,17 @@ the committed copy tests/official_requirements_2026-07-28.txt, which states its 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
 
+from evalcore.cli import main as cli_main
 from evalcore.conformance.registry import all_checks
+from evalcore.conformance.requirement_view import judge
 from evalcore.conformance.requirements import REVISIONS, load
+from evalcore.conformance.runner import CheckReport, SuiteReport
 from evalcore.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,3 +67,62 @@ def test_an_unknown_revision_is_a_one_line_config_error():
     assert REVISIONS == ("2026-07-28",)
     with pytest.raises(ConfigError, match="no requirement set"):
         load("2025-11-25")
+
+
+def _report(verdicts: dict[str, str]) -> SuiteReport:
+    checks = tuple(CheckReport(check_id, check_id.split(".")[0], "t", "spec", "MUST", 1, 1, verdict, "reason") for check_id, verdict in verdicts.items())  # type: ignore[arg-type]
+    return SuiteReport("http://127.0.0.1:1/mcp", "http", 1, "readonly", datetime.now(UTC), 0.1, None, None, checks)
+
+
+def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better_than_they_do():
+    requirements = load("2026-07-28")
+    everything_passes = {check.id: "pass" for check in all_checks()}
+    view = judge(requirements, _report(everything_passes | {"headers.version_mismatch": "fail", "completion.result_shape": "not_testable"}))
+    by_id = {s.requirement.id: s for s in view.scenarios}
+    assert by_id["server-stateless"].verdict == "fail"  # eleven checks pass, one fails
+    assert by_id["completion-complete"].verdict == "not_testable"
+    assert by_id["caching"].verdict == "pass"
+    assert by_id["server-sse-multiple-streams"].verdict == "missing"
+    warned = judge(requirements, _report(everything_passes | {"mrtr.retry_without_responses": "warn"}))
+    assert {s.requirement.id: s.verdict for s in warned.scenarios}["input-required-result-missing-input-response"] == "warn"
+    only_caching = judge(requirements, _report({"cache_fields.ttl_ms": "pass", "cache_fields.cache_scope": "pass"}))
+    verdicts = {s.requirement.id: s.verdict for s in only_caching.scenarios}
+    assert verdicts["caching"] == "pass" and verdicts["server-stateless"] == "not_run"  # --only: not run, not passed
+    counts = view.counts(scored=True)
+    assert counts["total"] == 37 and counts["fail"] == 1 and counts["missing"] == counts["total"] - counts["covered"]
+
+
+def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_its_verdict(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    argv = ["conformance", "--reference", "--runs", "1", "--no-db", "--json", str(out)]
+    assert cli_main([*argv, "--requirements", "2026-07-28"]) == 0
+    text = capsys.readouterr().out
+    document = json.loads(out.read_text())
+    rows = document["requirements"]
+    assert [row["id"] for row in rows] == [r.id for r in load("2026-07-28").requirements]
+    assert document["requirementSet"]["source"] == f"@modelcontextprotocol/conformance {PINNED}, requirements/2026-07-28.yaml"
+    checks = {check["id"]: check["verdict"] for check in document["checks"]}
+    for row in rows:
+        assert row["leg"] == "server" and row["note"] and row["verdict"]
+        assert row["checks"] == [{"id": check_id, "verdict": checks[check_id]} for check_id in row["mappedChecks"]]
+    by_id = {row["id"]: row for row in rows}
+    assert by_id["caching"]["verdict"] == "pass" and by_id["caching"]["coverage"] == "same"
+    assert by_id["tasks-lifecycle"]["scored"] is False and by_id["tasks-lifecycle"]["notScoredReason"] == "extension"
+    assert "Official requirement set 2026-07-28" in text and "scored: 37 scenarios" in text
+    assert "CONFORMANT: " in text
+    assert cli_main(argv) == 0
+    assert "requirements" not in json.loads(out.read_text())  # without the option the report is as it was
+
+
+def test_an_unknown_requirement_revision_is_refused_in_one_line_before_any_server_starts(capsys):
+    assert cli_main(["conformance", "--reference", "--requirements", "2025-11-25"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no requirement set for that revision" in err
+
+
+def test_the_docs_table_shows_every_scenario_with_its_coverage_and_checks():
+    docs = (ROOT / "docs" / "conformance.md").read_text()
+    for requirement in load("2026-07-28").requirements:
+        scored = "yes" if requirement.scored else f"no ({requirement.reason})"
+        checks = ", ".join(f"`{check}`" for check in requirement.checks) or "—"
+        assert f"| `{requirement.id}` | {scored} | {requirement.coverage} | {checks} |" in docs, requirement.id

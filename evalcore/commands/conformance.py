@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a bearer token your authorization server issued for another resource, which a protected server must refuse "
         "with 401 (${VAR} is read from the environment); its value is a secret: redacted everywhere, never stored",
     )
+    parser.add_argument(
+        "--requirements",
+        metavar="REVISION",
+        help="also report the official conformance suite's requirement set for REVISION (2026-07-28) scenario by scenario: "
+        "which of our checks cover each official scenario and their verdict (the suite's verdict and exit code are unchanged)",
+    )
     parser.add_argument("--only", metavar="PREFIX", action="append", help="run only checks whose id starts with PREFIX (repeatable)")
     parser.add_argument("--list", action="store_true", dest="list_checks", help="list the checks and exit")
     parser.add_argument("--strict", action="store_true", help="fail (exit 1) on SHOULD warnings too, not only on MUST failures")
@@ -77,6 +83,10 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError("--foreign-token applies over HTTP (--url), not to a --stdio server, which takes no token")
     if prefixes and not any(check.id.startswith(prefixes) for check in all_checks()):
         raise ConfigError(f"--only {' '.join(prefixes)} matches no check (see --list)")
+    if args.requirements is not None:
+        from evalcore.conformance.requirements import load
+
+        args.requirements = load(args.requirements)  # an unknown revision is refused before any server starts
     with chosen.resolve() as target:  # --reference: the bundled server, started for the duration
         return _run(args, target)
 
@@ -119,8 +129,15 @@ def _run(args: argparse.Namespace, target: Target) -> int:
         run_suite(target, runs=args.runs, limits=limits, tool_policy=args.call_tools, deadline_s=args.deadline, only=only, foreign_token=args.foreign_token)
     )
     print(render_table(report, full_reasons=not sys.stdout.isatty()))  # a CI log or a file is where reasons are read whole
+    view = None
+    if args.requirements is not None:
+        from evalcore.conformance.requirement_view import judge, render
+
+        view = judge(args.requirements, report)
+        print()
+        print(render(view))
     if args.json:
-        write_json(report, args.json)
+        write_json(report, args.json, view)
     if args.junit:
         write_junit(report, args.junit)
     if not args.no_db:

@@ -18,6 +18,8 @@ from evalcore.conformance.runner import CheckReport, SuiteReport
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
 
+    from evalcore.conformance.requirement_view import RequirementView
+
 # The serialisations import what they need when called: a run that only prints its table loads neither an XML
 # library nor the records module.
 
@@ -35,10 +37,16 @@ def exit_code(report: SuiteReport, *, strict: bool = False) -> int:
     return EXIT_CONFORMANT if ok else EXIT_NOT_CONFORMANT
 
 
-def to_json(report: SuiteReport) -> dict[str, Any]:
+def to_json(report: SuiteReport, requirements: RequirementView | None = None) -> dict[str, Any]:
+    """The report; with `requirements` (`--requirements REVISION`), also its verdict per official scenario."""
     from evalcore.records import published
 
-    return published(_json(report))
+    document = _json(report)
+    if requirements is not None:
+        from evalcore.conformance.requirement_view import to_json as requirements_json
+
+        document |= requirements_json(requirements)
+    return published(document)
 
 
 def _json(report: SuiteReport) -> dict[str, Any]:
@@ -80,8 +88,8 @@ def _json(report: SuiteReport) -> dict[str, Any]:
     }
 
 
-def write_json(report: SuiteReport, path: Path) -> None:
-    _write(path, json.dumps(to_json(report), indent=2) + "\n")
+def write_json(report: SuiteReport, path: Path, requirements: RequirementView | None = None) -> None:
+    _write(path, json.dumps(to_json(report, requirements), indent=2) + "\n")
 
 
 def to_junit(report: SuiteReport) -> ET.ElementTree:
