@@ -45,10 +45,12 @@ TS_SDK_STDIO = {"error_codes.unsupported_version": "fail", **CURSOR}
 
 # What the checks of subscriptions/listen and notifications/cancelled find on each SDK: they are exercised, not
 # vacuous. FastMCP declares no listChanged or resources.subscribe, so it offers nothing to listen for.
+# Every SDK server lists a resource and a template, which resources.read_listed reads.
+READS = {"resources.read_listed": "pass"}
 EXERCISED = {
-    "fastmcp": {"subscriptions.listen_acknowledged": "not_testable", "cancellation.notification_accepted": "pass"},
-    "python_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass"},
-    "ts_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass"},
+    "fastmcp": {"subscriptions.listen_acknowledged": "not_testable", "cancellation.notification_accepted": "pass", **READS},
+    "python_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass", **READS},
+    "ts_sdk": {"subscriptions.listen_acknowledged": "pass", "cancellation.notification_accepted": "pass", **READS},
 }
 
 

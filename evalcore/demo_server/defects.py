@@ -244,6 +244,37 @@ def _complete_without_input(message: wire.Message) -> wire.Message | Answer:
     return message
 
 
+def _ask_undeclared(message: wire.Message) -> wire.Message | Answer:
+    """Serve every tools/call as if the client had declared elicitation, sampling and roots, whatever it declared."""
+    params = _params(message)
+    if message.get("method") != "tools/call" or not isinstance(params.get("_meta"), dict):
+        return message
+    meta = {**params["_meta"], META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}}
+    return {**message, "params": {**params, "_meta": meta}}
+
+
+def _refuse_unrequested_answers(message: wire.Message) -> wire.Message | Answer:
+    """Refuse a retry with more than one answer (each reference tool asks for one), as a server refusing keys it did not ask for."""
+    responses = _params(message).get("inputResponses")
+    if message.get("method") == "tools/call" and isinstance(responses, dict) and len(responses) > 1:
+        return Answer(wire.error_message(wire.request_id_of(message), INVALID_PARAMS, "Unexpected input response"))
+    return message
+
+
+def _accept_invalid_answers(message: wire.Message) -> wire.Message | Answer:
+    responses = _params(message).get("inputResponses")
+    if message.get("method") == "tools/call" and isinstance(responses, dict) and any(not isinstance(r, dict) for r in responses.values()):
+        done = {"content": [{"type": "text", "text": "done"}], "isError": False, "resultType": "complete"}
+        return Answer(wire.result_message(wire.request_id_of(message), done))
+    return message
+
+
+def _drop_content_uris(result: dict[str, Any]) -> None:
+    for content in result.get("contents") or []:
+        if isinstance(content, dict):
+            content.pop("uri", None)
+
+
 def _declare_completions(result: dict[str, Any]) -> None:
     capabilities = result.get("capabilities")
     if isinstance(capabilities, dict):
@@ -595,6 +626,25 @@ _ALL: Final[tuple[Defect, ...]] = (
         "a tools/call retry with requestState but no inputResponses completes as if the input had been given",
         False,
         lambda: Tamper(request=_complete_without_input),
+    ),
+    Defect("resource_contents_no_uri", "resources/read answers contents without their uri", False, _results(_drop_content_uris, {"resources/read"})),
+    Defect(
+        "mrtr_asks_undeclared",
+        "a tools/call from a client declaring no capability is answered with input requests as if it had declared them all",
+        False,
+        lambda: Tamper(request=_ask_undeclared),
+    ),
+    Defect(
+        "mrtr_refuses_unrequested_answer",
+        "a tools/call retry with more than one answer in inputResponses answers -32602",
+        False,
+        lambda: Tamper(request=_refuse_unrequested_answers),
+    ),
+    Defect(
+        "mrtr_accepts_invalid_answers",
+        "a tools/call retry whose inputResponses are not objects completes",
+        False,
+        lambda: Tamper(request=_accept_invalid_answers),
     ),
 )
 

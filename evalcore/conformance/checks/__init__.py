@@ -18,6 +18,7 @@ from evalcore.conformance.checks import (  # noqa: F401
     pagination,
     prompts,
     removed_methods,
+    resources,
     result_type,
     schema_2020_12,
     subscriptions,

@@ -4,7 +4,9 @@ No fixture tool is needed: every tool the tool policy lets the suite call is
 called once as a client that declares elicitation, sampling and roots; a tool
 that answers `input_required` is retried (new JSON-RPC id, same params,
 `inputResponses` for every input request, `requestState` echoed), and retried
-once more without the responses.
+without the responses, with an answer it did not ask for added, and with
+answers that are not objects. It is also called again as a client that
+declares no capability, and then may ask for nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from evalcore.mcp.protocol.schemas import example_arguments
 SPEC = "docs/specification/2026-07-28/basic/patterns/mrtr.mdx"
 # A client that can answer every kind of input request, so a server may ask for any.
 FULL_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+# The client capability each kind of input request needs (mrtr.mdx "Server Requirements").
+CAPABILITY_OF = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+UNREQUESTED_KEY = "evalcore_unrequested_input"
 
 
 def input_response(request: object) -> dict[str, Any]:
@@ -53,6 +58,18 @@ async def _input_required_calls(ctx: RunContext) -> list[tuple[dict[str, Any], E
     return calls
 
 
+async def _retries(ctx: RunContext) -> list[tuple[dict[str, Any], Exchange]]:
+    """(params, answer) of the retry with inputResponses and the echoed requestState, per input_required call (memoised)."""
+    if "mrtr_retries" not in ctx.memo:
+        meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+        retries = []
+        for params, first in await _input_required_calls(ctx):
+            retries.append((params, await ctx.request("tools/call", _retry_params(params, first.result or {}, with_responses=True), meta=meta)))
+        ctx.memo["mrtr_retries"] = retries
+    found: list[tuple[dict[str, Any], Exchange]] = ctx.memo["mrtr_retries"]
+    return found
+
+
 def _retry_params(params: dict[str, Any], first: dict[str, Any], with_responses: bool) -> dict[str, Any]:
     retry = dict(params)
     requests = first.get("inputRequests")
@@ -75,9 +92,7 @@ async def round_trip(ctx: RunContext) -> Verdict:
     calls = await _input_required_calls(ctx)
     if not calls:
         return not_testable(f"no tool callable under --call-tools {ctx.tool_policy} answered input_required")
-    meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
-    for params, first in calls:
-        retry = await ctx.request("tools/call", _retry_params(params, first.result or {}, with_responses=True), meta=meta)
+    for params, retry in await _retries(ctx):
         if retry.result is None:
             return failed(f"tools/call {params['name']}: the retry with inputResponses got {retry.describe()}")
     return passed(f"{len(calls)} input_required round trips completed")
@@ -105,3 +120,77 @@ async def retry_without_responses(ctx: RunContext) -> Verdict:
         if result is None and retry.error is None:
             return failed(f"tools/call {params['name']}: a retry without inputResponses got {retry.describe()}")
     return passed(f"{len(calls)} retries without responses asked again or refused clearly")
+
+
+@check(
+    "mrtr.declared_capabilities_only",
+    title="a client that declares no capability is sent no input request (elicitation, sampling, roots)",
+    spec=SPEC,
+    quote="Servers **MUST NOT** send an `inputRequests` that the client has not declared support for in its capabilities.",
+)
+async def declared_capabilities_only(ctx: RunContext) -> Verdict:
+    calls = [(params, first) for params, first in await _input_required_calls(ctx) if (first.result or {}).get("inputRequests")]
+    if not calls:
+        return not_testable(f"no tool callable under --call-tools {ctx.tool_policy} answered input_required with inputRequests")
+    for params, _ in calls:
+        bare = await ctx.request("tools/call", params, meta=ctx.client.meta(client_capabilities={}))
+        requests = (bare.result or {}).get("inputRequests")
+        if bare.result is None or bare.result.get("resultType") != "input_required" or not isinstance(requests, dict):
+            continue  # served, refused (-32021 names what it needs) or asked for state only: nothing undeclared was sent
+        methods = [request.get("method") for request in requests.values() if isinstance(request, dict)]
+        undeclared = sorted({method for method in methods if isinstance(method, str) and method in CAPABILITY_OF})
+        if undeclared:
+            needed = ", ".join(f"{method} (needs {CAPABILITY_OF[method]})" for method in undeclared)
+            return failed(f"tools/call {params['name']} from a client declaring no capability answered input_required asking for {needed}")
+    return passed(f"{len(calls)} tools that ask for input asked a client without capabilities for nothing it did not declare")
+
+
+@check(
+    "mrtr.extra_responses_ignored",
+    title="a retry whose inputResponses carries an answer the server did not ask for is served as without it",
+    spec=SPEC,
+    level="SHOULD",
+    quote="If additional, unexpected parameters are provided in the `InputResponses` object, the server **SHOULD** ignore any information "
+    "it does not recognize or need.",
+)
+async def extra_responses_ignored(ctx: RunContext) -> Verdict:
+    served = [(params, retry) for params, retry in await _retries(ctx) if retry.result is not None]
+    if not served:
+        return not_testable(f"no input_required round trip of a tool callable under --call-tools {ctx.tool_policy} was served to compare with")
+    meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+    first_answers = dict((params["name"], first) for params, first in await _input_required_calls(ctx))
+    for params, _ in served:
+        retry = _retry_params(params, first_answers[params["name"]].result or {}, with_responses=True)
+        retry["inputResponses"] = {**retry.get("inputResponses", {}), UNREQUESTED_KEY: {"action": "accept", "content": {}}}
+        answer = await ctx.request("tools/call", retry, meta=meta)
+        if answer.result is None:
+            return failed(
+                f"tools/call {params['name']}: the retry was served without the extra answer {UNREQUESTED_KEY!r} and refused with it: {answer.describe()}"
+            )
+    return passed(f"{len(served)} retries with an unrequested answer were served")
+
+
+@check(
+    "mrtr.invalid_responses_refused",
+    title="a retry whose inputResponses are not objects does not complete as if the input had been given",
+    spec=SPEC,
+    level="SHOULD",
+    quote="Servers **SHOULD** validate that the data provided by the client is a valid `InputResponses` object and that the information "
+    "inside can be correctly parsed.",
+)
+async def invalid_responses_refused(ctx: RunContext) -> Verdict:
+    calls = [(params, first) for params, first in await _input_required_calls(ctx) if isinstance((first.result or {}).get("inputRequests"), dict)]
+    calls = [(params, first) for params, first in calls if (first.result or {})["inputRequests"]]
+    if not calls:
+        return not_testable(f"no tool callable under --call-tools {ctx.tool_policy} answered input_required with inputRequests")
+    meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+    for params, first in calls:
+        retry = _retry_params(params, first.result or {}, with_responses=True)
+        retry["inputResponses"] = {key: 42 for key in (first.result or {})["inputRequests"]}
+        answer = await ctx.request("tools/call", retry, meta=meta)
+        result = answer.result
+        if result is not None and result.get("resultType") != "input_required" and result.get("isError") is not True:
+            return failed(f"tools/call {params['name']}: a retry answering each input request with the number 42 completed as if the input were valid")
+        if result is None and answer.error is None:
+            return failed(f"tools/call {params['name']}: a retry with inputResponses that are not objects got {answer.describe()}")
+    return passed(f"{len(calls)} retries with invalid inputResponses were refused or asked again")
