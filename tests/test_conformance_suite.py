@@ -70,6 +70,7 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "listen_unacknowledged": {"subscriptions.listen_acknowledged"},
     "mrtr_retry_refused": {"mrtr.round_trip"},
     "mrtr_completes_without_input": {"mrtr.retry_without_responses"},
+    "answers_unknown_method": {"removed_methods.unknown_method"},
     "resource_contents_no_uri": {"resources.read_listed"},
     "mrtr_asks_undeclared": {"mrtr.declared_capabilities_only"},
     "mrtr_refuses_unrequested_answer": {"mrtr.extra_responses_ignored"},

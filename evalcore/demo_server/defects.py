@@ -244,6 +244,13 @@ def _complete_without_input(message: wire.Message) -> wire.Message | Answer:
     return message
 
 
+def _answer_unknown_methods(message: wire.Message) -> wire.Message | Answer:
+    method = message.get("method")
+    if isinstance(method, str) and method.endswith("/no_such_method") and "id" in message:
+        return Answer(wire.result_message(wire.request_id_of(message), {"resultType": "complete"}))
+    return message
+
+
 def _ask_undeclared(message: wire.Message) -> wire.Message | Answer:
     """Serve every tools/call as if the client had declared elicitation, sampling and roots, whatever it declared."""
     params = _params(message)
@@ -626,6 +633,12 @@ _ALL: Final[tuple[Defect, ...]] = (
         "a tools/call retry with requestState but no inputResponses completes as if the input had been given",
         False,
         lambda: Tamper(request=_complete_without_input),
+    ),
+    Defect(
+        "answers_unknown_method",
+        "a request for a method no revision defines is answered with an empty result",
+        False,
+        lambda: Tamper(request=_answer_unknown_methods),
     ),
     Defect("resource_contents_no_uri", "resources/read answers contents without their uri", False, _results(_drop_content_uris, {"resources/read"})),
     Defect(

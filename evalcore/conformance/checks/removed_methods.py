@@ -1,4 +1,4 @@
-"""Checks that methods removed in 2026-07-28 are gone, and that no session is ever handed out."""
+"""Checks that methods removed in 2026-07-28 (and methods no revision defines) are not served, and that no session is ever handed out."""
 
 from __future__ import annotations
 
@@ -16,12 +16,15 @@ NOT_IMPLEMENTED = (
     "with code `-32601` (`Method not found`)."
 )
 
+UNKNOWN_METHOD = "evalcore/no_such_method"  # in no revision of the spec, under a prefix no server owns
+
 
 async def _expect_removed(ctx: RunContext, method: str, params: Mapping[str, Any] | None = None) -> Verdict:
     exchange = await ctx.request(method, params)
     problem = error_shape(exchange, c.METHOD_NOT_FOUND, http_status=404, is_http=ctx.is_http)
     if problem:
-        return failed(f"{method} is removed in 2026-07-28: {problem}")
+        gone = "defined by no revision" if method == UNKNOWN_METHOD else "removed in 2026-07-28"
+        return failed(f"{method} is {gone}: {problem}")
     if exchange.header(c.HEADER_SESSION_ID) is not None:
         return failed(f"{method} answer hands out {c.HEADER_SESSION_ID}")
     return passed(f"{method}: -32601" + (" / HTTP 404" if ctx.is_http else ""))
@@ -69,6 +72,11 @@ async def initialize_names_versions(ctx: RunContext) -> Verdict:
         if c.PROTOCOL_VERSION not in probe.refusal:
             return failed(f"legacy initialize {probe.requested} refused without naming {c.PROTOCOL_VERSION}: {probe.answer}")
     return passed(f"the refusal names {c.PROTOCOL_VERSION}")
+
+
+@check("removed_methods.unknown_method", title="a method no revision defines answers -32601 (HTTP 404)", spec=SPEC_HTTP, quote=NOT_IMPLEMENTED)
+async def unknown_method(ctx: RunContext) -> Verdict:
+    return await _expect_removed(ctx, UNKNOWN_METHOD)
 
 
 @check("removed_methods.ping", title="ping answers -32601 (HTTP 404)", spec=SPEC_HTTP, quote=NOT_IMPLEMENTED)
