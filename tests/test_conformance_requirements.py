@@ -85,6 +85,10 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
     assert by_id["server-sse-multiple-streams"].verdict == "missing"
     warned = judge(requirements, _report(everything_passes | {"mrtr.retry_without_responses": "warn"}))
     assert {s.requirement.id: s.verdict for s in warned.scenarios}["input-required-result-missing-input-response"] == "warn"
+    untried = judge(requirements, _report(everything_passes | {"mrtr.round_trip": "not_testable"}))
+    partly = {s.requirement.id: s.verdict for s in untried.scenarios}
+    assert partly["input-required-result-basic-elicitation"] == "partial"  # results well formed, the round trip untried: not a pass
+    assert partly["input-required-result-result-type"] == "partial"
     only_caching = judge(requirements, _report({"cache_fields.ttl_ms": "pass", "cache_fields.cache_scope": "pass"}))
     verdicts = {s.requirement.id: s.verdict for s in only_caching.scenarios}
     assert verdicts["caching"] == "pass" and verdicts["server-stateless"] == "not_run"  # --only: not run, not passed
@@ -126,3 +130,18 @@ def test_the_docs_table_shows_every_scenario_with_its_coverage_and_checks():
         scored = "yes" if requirement.scored else f"no ({requirement.reason})"
         checks = ", ".join(f"`{check}`" for check in requirement.checks) or "—"
         assert f"| `{requirement.id}` | {scored} | {requirement.coverage} | {checks} |" in docs, requirement.id
+
+
+@pytest.mark.skipif(not (INSTALLED / "dist" / "index.js").exists(), reason="the official suite is not installed (npm ci in bench/official_suite)")
+def test_side_by_side_with_the_official_suite_on_the_reference_server_never_disagrees_on_a_scenario_both_judge_alike():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "official_side_by_side.py")], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-500:]
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()[2:] if line and line.split()[0] in {r.id for r in load("2026-07-28").requirements}}
+    assert set(rows) == {r.id for r in load("2026-07-28").requirements}
+    assert not [line for line in rows.values() if "DISAGREE" in line]
+    for requirement in load("2026-07-28").requirements:
+        if requirement.coverage == "same":
+            assert rows[requirement.id].endswith("agree"), rows[requirement.id]

@@ -5,11 +5,13 @@ nothing here judges the server again, and the suite's own verdict and exit code 
 
 - `missing`: no check of ours covers the scenario;
 - `not_run`: it is covered, but none of its checks ran (`--only`, a legacy-only server);
-- otherwise the worst verdict of its checks that ran: error, fail (a MUST), warn (a SHOULD), info (a MAY),
-  then pass when at least one check passed, else not_testable, else not_applicable.
+- otherwise the worst verdict of its checks that ran: error, fail (a MUST), warn (a SHOULD), info (a MAY);
+  then, when at least one check passed, pass if none of them was not testable, else `partial` (say, the MRTR
+  round trip of a server with no tool that asks for input: its results are well formed, the round trip untried);
+  else not_testable, else not_applicable.
 
-No false green: one failing check fails the scenario, and a scenario none of whose checks could judge anything
-never reads as passed.
+No false green: one failing check fails the scenario, a scenario only part of whose checks could judge anything
+reads `partial`, and one none of whose checks could never reads as passed.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from evalcore.conformance.runner import SuiteReport
 
 # Worst first: the first verdict found among a scenario's checks is the scenario's.
 PRECEDENCE: tuple[str, ...] = ("error", "fail", "warn", "info", "pass", "not_testable", "not_applicable")
+PARTIAL = "partial"  # some checks passed, others could not be tested on this server
 LABEL = {
     "pass": "PASS",
+    "partial": "partly",
     "fail": "FAIL",
     "warn": "WARN",
     "info": "note",
@@ -39,7 +43,7 @@ LABEL = {
 @dataclass(frozen=True)
 class ScenarioVerdict:
     requirement: Requirement
-    verdict: str  # a check verdict (see PRECEDENCE), "not_run" or "missing"
+    verdict: str  # a check verdict (see PRECEDENCE), "partial", "not_run" or "missing"
     checks: tuple[tuple[str, str], ...]  # (check id, its verdict) for the scenario's checks that ran, in map order
 
 
@@ -69,6 +73,8 @@ def judge(requirement_set: RequirementSet, report: SuiteReport) -> RequirementVi
         else:
             found = {v for _, v in ran}
             verdict = next(v for v in PRECEDENCE if v in found)
+            if verdict == "pass" and "not_testable" in found:
+                verdict = PARTIAL
         scenarios.append(ScenarioVerdict(requirement, verdict, ran))
     return RequirementView(requirement_set, tuple(scenarios))
 
@@ -113,14 +119,18 @@ def render(view: RequirementView, width: int | None = None) -> str:
             decided = "none of " + ", ".join(s.requirement.checks) + " ran"
         else:
             worst = [check_id for check_id, verdict in s.checks if verdict == s.verdict]
-            decided = ", ".join(worst) if s.verdict != "pass" else ", ".join(check_id for check_id, _ in s.checks)
+            if s.verdict == PARTIAL:
+                untested = [check_id for check_id, verdict in s.checks if verdict == "not_testable"]
+                decided = "passed: " + ", ".join(c for c, v in s.checks if v == "pass") + "; not testable: " + ", ".join(untested)
+            else:
+                decided = ", ".join(worst) if s.verdict != "pass" else ", ".join(check_id for check_id, _ in s.checks)
         row = f"{s.requirement.id:<{id_width}}  {scored:<11}  {s.requirement.coverage:<11}  {LABEL[s.verdict]:<8}  {decided}"
         lines.append(row if len(row) <= width else row[: width - 1] + "…")
     lines.append("")
     for title in ("scored", "not scored"):
         n = view.counts(scored=title == "scored")
         lines.append(
-            f"{title}: {n['total']} scenarios, {n['covered']} covered — {n['pass']} passed, {n['fail'] + n['error']} failed, "
+            f"{title}: {n['total']} scenarios, {n['covered']} covered — {n['pass']} passed, {n['partial']} partly tested, {n['fail'] + n['error']} failed, "
             f"{n['warn']} warned, {n['info']} notes, {n['not_testable'] + n['not_applicable']} not testable, {n['not_run']} not run, {n['missing']} missing"
         )
     return "\n".join(lines)
