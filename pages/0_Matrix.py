@@ -97,3 +97,9 @@ else:
     }
     chosen = st.selectbox("Conformance run", list(labels))
     widgets.table(data.conformance_checks(db, str(labels[chosen])), "conformance_checks")
+    st.subheader("Official requirement set 2026-07-28")
+    st.caption(
+        "Each server scenario of the official conformance suite's requirements/2026-07-28.yaml: how our checks cover it "
+        "(same, differently, missing) and its verdict in this run, from those checks (docs/conformance.md)."
+    )
+    widgets.table(data.requirement_coverage(db, str(labels[chosen])), "requirement_coverage")

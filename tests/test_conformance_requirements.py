@@ -92,6 +92,8 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
     only_caching = judge(requirements, _report({"cache_fields.ttl_ms": "pass", "cache_fields.cache_scope": "pass"}))
     verdicts = {s.requirement.id: s.verdict for s in only_caching.scenarios}
     assert verdicts["caching"] == "pass" and verdicts["server-stateless"] == "not_run"  # --only: not run, not passed
+    some_of_them = judge(requirements, _report({"discover.responds": "pass"}))
+    assert {s.requirement.id: s.verdict for s in some_of_them.scenarios}["server-stateless"] == "partial"  # 1 of its 13 checks ran
     counts = view.counts(scored=True)
     assert counts["total"] == 37 and counts["fail"] == 1 and counts["missing"] == counts["total"] - counts["covered"]
 

@@ -190,9 +190,13 @@ def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
     record_conformance_run(db, conformance_report(target="http://a/mcp", passed_check=False))
     app = _app(HOME, db, monkeypatch)
     assert "No behaviour runs" in app.info[0].value
-    runs, checks = app.dataframe
+    runs, checks, requirements = app.dataframe
     assert list(runs.value["target"]) == ["http://a/mcp"]
     assert set(checks.value["verdict"]) == {"pass", "fail"}
+    # The official requirement set's scenarios, judged by the run's two checks: failed, partly tested, not run, missing.
+    verdict = dict(zip(requirements.value["official scenario"], requirements.value["verdict"], strict=True))
+    assert len(verdict) == 50 and verdict["http-header-validation"] == "FAIL" and verdict["server-stateless"] == "partly"
+    assert verdict["caching"] == "not run" and verdict["tools-call-with-progress"] == "missing"
     assert not app.sidebar.selectbox  # no behaviour runs: no filters to offer
     assert "NOT conformant" in app.selectbox[0].value
 

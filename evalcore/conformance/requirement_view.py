@@ -6,8 +6,9 @@ nothing here judges the server again, and the suite's own verdict and exit code 
 - `missing`: no check of ours covers the scenario;
 - `not_run`: it is covered, but none of its checks ran (`--only`, a legacy-only server);
 - otherwise the worst verdict of its checks that ran: error, fail (a MUST), warn (a SHOULD), info (a MAY);
-  then, when at least one check passed, pass if none of them was not testable, else `partial` (say, the MRTR
-  round trip of a server with no tool that asks for input: its results are well formed, the round trip untried);
+  then, when at least one check passed, pass if every check of the scenario ran and none was not testable, else
+  `partial` (say, the MRTR round trip of a server with no tool that asks for input: its results are well formed,
+  the round trip untried);
   else not_testable, else not_applicable.
 
 No false green: one failing check fails the scenario, a scenario only part of whose checks could judge anything
@@ -17,6 +18,7 @@ reads `partial`, and one none of whose checks could never reads as passed.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +63,9 @@ class RequirementView:
         return counts
 
 
-def judge(requirement_set: RequirementSet, report: SuiteReport) -> RequirementView:
-    verdicts = {check.id: check.verdict for check in report.checks}
+def judge(requirement_set: RequirementSet, report: SuiteReport | Mapping[str, str]) -> RequirementView:
+    """The verdict per official scenario of a run (its report, or {check id: verdict} as the store keeps them)."""
+    verdicts = {check.id: check.verdict for check in report.checks} if isinstance(report, SuiteReport) else dict(report)
     scenarios = []
     for requirement in requirement_set.requirements:
         ran = tuple((check_id, verdicts[check_id]) for check_id in requirement.checks if check_id in verdicts)
@@ -73,8 +76,8 @@ def judge(requirement_set: RequirementSet, report: SuiteReport) -> RequirementVi
         else:
             found = {v for _, v in ran}
             verdict = next(v for v in PRECEDENCE if v in found)
-            if verdict == "pass" and "not_testable" in found:
-                verdict = PARTIAL
+            if verdict == "pass" and ("not_testable" in found or len(ran) < len(requirement.checks)):
+                verdict = PARTIAL  # some of its checks could not test it, or did not run (--only)
         scenarios.append(ScenarioVerdict(requirement, verdict, ran))
     return RequirementView(requirement_set, tuple(scenarios))
 

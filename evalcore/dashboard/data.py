@@ -203,6 +203,29 @@ def conformance_checks(db: Path, run_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
+def requirement_coverage(db: Path, run_id: str, revision: str = "2026-07-28") -> pd.DataFrame:
+    """One row per official scenario of `revision`'s requirement set: its verdict in this conformance run and our checks."""
+    from evalcore.conformance.requirement_view import LABEL, judge
+    from evalcore.conformance.requirements import load
+
+    checks = queries.conformance_checks(db, run_id)
+    view = judge(load(revision), dict(zip(checks["check_id"], checks["verdict"], strict=True)))
+    return pd.DataFrame(
+        [
+            {
+                "official scenario": s.requirement.id,
+                "scored": "yes" if s.requirement.scored else f"no ({s.requirement.reason})",
+                "coverage": s.requirement.coverage,
+                "verdict": LABEL[s.verdict],
+                "our checks": ", ".join(f"{check_id} ({LABEL[verdict]})" for check_id, verdict in s.checks) or ", ".join(s.requirement.checks),
+                "note": s.requirement.note,
+            }
+            for s in view.scenarios
+        ]
+    )
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
 def latest_conformance_verdict(db: Path, server_target: str | None, server_fingerprint: str | None) -> pd.DataFrame:
     return queries.latest_conformance_verdict(db, server_target, server_fingerprint)
 
