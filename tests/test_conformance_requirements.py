@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -101,7 +102,8 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
 def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_its_verdict(tmp_path, capsys):
     out = tmp_path / "report.json"
     argv = ["conformance", "--reference", "--runs", "1", "--no-db", "--json", str(out)]
-    assert cli_main([*argv, "--requirements", "2026-07-28"]) == 0
+    junit = tmp_path / "report.xml"
+    assert cli_main([*argv, "--requirements", "2026-07-28", "--junit", str(junit)]) == 0
     text = capsys.readouterr().out
     document = json.loads(out.read_text())
     rows = document["requirements"]
@@ -116,6 +118,12 @@ def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_
     assert by_id["tasks-lifecycle"]["scored"] is False and by_id["tasks-lifecycle"]["notScoredReason"] == "extension"
     assert "Official requirement set 2026-07-28" in text and "scored: 37 scenarios" in text
     assert "CONFORMANT: " in text
+    suites = ElementTree.parse(junit).getroot()
+    assert suites.tag == "testsuites" and [suite.get("name") for suite in suites] == ["mcp-conformance-2026-07-28", "mcp-requirements-2026-07-28"]
+    cases = {case.get("name"): case for case in suites[1].iter("testcase")}
+    assert list(cases) == [row["id"] for row in rows]
+    assert cases["caching"].find("failure") is None and cases["caching"].find("skipped") is None
+    assert cases["tools-call-with-progress"].find("skipped") is not None  # missing: skipped, never passed
     assert cli_main(argv) == 0
     assert "requirements" not in json.loads(out.read_text())  # without the option the report is as it was
 

@@ -139,7 +139,7 @@ def _run(args: argparse.Namespace, target: Target) -> int:
     if args.json:
         write_json(report, args.json, view)
     if args.junit:
-        write_junit(report, args.junit)
+        write_junit(report, args.junit, view)
     if not args.no_db:
         from evalcore.store.conformance import record_conformance_run
 

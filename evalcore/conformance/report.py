@@ -92,7 +92,8 @@ def write_json(report: SuiteReport, path: Path, requirements: RequirementView | 
     _write(path, json.dumps(to_json(report, requirements), indent=2) + "\n")
 
 
-def to_junit(report: SuiteReport) -> ET.ElementTree:
+def to_junit(report: SuiteReport, requirements: RequirementView | None = None) -> ET.ElementTree:
+    """The checks as one JUnit testsuite; with `requirements`, `<testsuites>` holding it and one testcase per official scenario."""
     import xml.etree.ElementTree as ET
 
     suite = ET.Element(
@@ -117,23 +118,58 @@ def to_junit(report: SuiteReport) -> ET.ElementTree:
             ET.SubElement(case, "skipped", message=check.detail)
         elif check.verdict in ("warn", "info"):
             ET.SubElement(case, "system-out").text = f"{check.level} not met: {message}"
-    return ET.ElementTree(suite)
+    if requirements is None:
+        return ET.ElementTree(suite)
+    both = ET.Element("testsuites")
+    both.extend([suite, _requirements_suite(requirements)])
+    return ET.ElementTree(both)
 
 
-def junit_xml(report: SuiteReport) -> str:
+def _requirements_suite(view: RequirementView) -> ET.Element:
+    """Official scenario by scenario: a failure where a check deciding it failed, skipped where nothing of ours judged it whole."""
+    import xml.etree.ElementTree as ET
+
+    revision = view.requirement_set.revision
+    judged_whole = {"pass", "warn", "info"}
+    suite = ET.Element(
+        "testsuite",
+        name=f"mcp-requirements-{revision}",
+        tests=str(len(view.scenarios)),
+        failures=str(sum(s.verdict == "fail" for s in view.scenarios)),
+        errors=str(sum(s.verdict == "error" for s in view.scenarios)),
+        skipped=str(sum(s.verdict not in judged_whole | {"fail", "error"} for s in view.scenarios)),
+    )
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="source", value=view.requirement_set.source)
+    for scenario in view.scenarios:
+        requirement = scenario.requirement
+        kind = "scored" if requirement.scored else f"not scored ({requirement.reason})"
+        case = ET.SubElement(suite, "testcase", classname=f"requirements.{revision}", name=requirement.id)
+        decided = ", ".join(f"{check_id}: {verdict}" for check_id, verdict in scenario.checks) or "no check ran"
+        message = f"{kind}; coverage {requirement.coverage}; {decided}"
+        if scenario.verdict in ("fail", "error"):
+            ET.SubElement(case, "failure" if scenario.verdict == "fail" else "error", message=message).text = requirement.note
+        elif scenario.verdict not in judged_whole:
+            ET.SubElement(case, "skipped", message=f"{scenario.verdict.replace('_', ' ')}: {message}").text = requirement.note
+        else:
+            ET.SubElement(case, "system-out").text = f"{scenario.verdict}: {message}"
+    return suite
+
+
+def junit_xml(report: SuiteReport, requirements: RequirementView | None = None) -> str:
     """The JUnit XML text, published."""
     import xml.etree.ElementTree as ET
 
     from evalcore.records import published
 
-    root = to_junit(report).getroot()
+    root = to_junit(report, requirements).getroot()
     assert root is not None
     ET.indent(root)
     return published(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def write_junit(report: SuiteReport, path: Path) -> None:
-    _write(path, junit_xml(report))
+def write_junit(report: SuiteReport, path: Path, requirements: RequirementView | None = None) -> None:
+    _write(path, junit_xml(report, requirements))
 
 
 def _write(path: Path, text: str) -> None:
