@@ -159,6 +159,7 @@ def test_wheel_carries_the_bundled_files(distributions):
     assert "evalcore/conformance/checks/headers.py" in names
     assert "evalcore/compare/catalog/tools.yaml" in names  # `evalcore perturb`'s distractors
     assert "evalcore/mcp/protocol/wire_shapes.schema.json" in names  # what the wire-shape check validates against
+    assert "evalcore/conformance/requirements/2026-07-28.yaml" in names  # `conformance --requirements 2026-07-28`
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     commands = zipfile.ZipFile(wheel).read(entry_points).decode()
