@@ -43,6 +43,7 @@ def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_
         "meta_validation",
         "prompts",
         "completion",
+        "resources",
         "pagination",
         "subscriptions",
         "cancellation",
