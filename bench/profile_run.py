@@ -12,7 +12,7 @@ winning:
 - the store (DuckDB, reads and writes);
 - litellm's per-call work, in three parts: its logging and callback machinery, the HTTP client under it
   (the OpenAI SDK, httpx, httpcore), and the rest (building the request, parsing the response, pricing);
-- a model call on the direct route (evalcore.models.direct and aiohttp under it);
+- a model call on the OpenAI-wire route (evalcore.models.openai_route and the openai SDK under it);
 - the model adapter's own work (evalcore.models), the MCP client (evalcore.mcp, aiohttp on the
   event loop), scoring, telemetry spans, the progress line;
 - the event loop and the threads themselves (asyncio, selectors, starting a thread per call);
@@ -69,8 +69,8 @@ def area_of(stack: str) -> str:
         return "importing litellm" if any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames) else "other imports"
     if all(frame.startswith("process ") for frame in frames):
         return "no Python frame (interpreter start-up and shutdown)"
-    if any("(evalcore/models/direct.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
-        return "model calls on the direct route (evalcore.models.direct, aiohttp)"
+    if any("(evalcore/models/openai_route.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
+        return "model calls on the OpenAI-wire route (evalcore.models.openai_route, the openai SDK)"
     under_litellm = any("(litellm/" in frame for frame in frames)
     owner = next((frame for frame in reversed(frames) if not frame.startswith("process ") and _package(frame) not in STDLIB), "")
     package = _package(owner)
