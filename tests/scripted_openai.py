@@ -8,6 +8,7 @@ its path with query, headers and JSON body.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -124,7 +125,8 @@ def scripted_openai() -> Iterator[Scripted]:
                 self.send_header(header, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that timed out has gone
+                self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
