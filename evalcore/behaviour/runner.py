@@ -589,6 +589,7 @@ async def _attempt_record(
         stop_reason=transcript.stop_reason,
         model_turns=len(transcript.turns),
         judge_expected=judge_expected,
+        refused=transcript.refused,
     )
     robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
     stored_transcript = transcript.to_json()

@@ -278,6 +278,10 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
     raw_message: dict[str, Any] = {"role": "assistant", "content": text}
     if wire_calls:
         raw_message["tool_calls"] = wire_calls
+    refusal = _field(message, "refusal")
+    refusal = refusal.strip() if isinstance(refusal, str) and refusal.strip() else None
+    if refusal is not None:
+        raw_message["refusal"] = refusal
     usage = _field(response, "usage")
     input_tokens = _token_count(_field(usage, "prompt_tokens"))
     output_tokens = _token_count(_field(usage, "completion_tokens"))
@@ -294,6 +298,7 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
         retries=retries,
         finish_reason=_field(choice, "finish_reason"),
         raw_message=raw_message,
+        refusal=refusal,
     )
 
 
