@@ -7,7 +7,7 @@ for CPU), and sorts each sample into one area by the frames on its stack, the fi
 winning:
 
 - the reference MCP server (its own process);
-- importing litellm, and every other import;
+- importing litellm or the openai SDK (on the thread `adapter.start_litellm_import` starts), and every other import;
 - redaction (the secret scrubbing of every text that is stored or shown);
 - the store (DuckDB, reads and writes);
 - litellm's per-call work, in three parts: its logging and callback machinery, the HTTP client under it
@@ -66,7 +66,8 @@ def area_of(stack: str) -> str:
     if sum(1 for frame in frames[:2] if frame.startswith("process ")) > 1:
         return REFERENCE_SERVER  # a child process of the run: the only one it starts is the reference server
     if any("importlib._bootstrap" in frame for frame in frames):
-        return "importing litellm" if any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames) else "other imports"
+        model_imports = any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames)
+        return "importing litellm or the openai SDK" if model_imports else "other imports"
     if all(frame.startswith("process ") for frame in frames):
         return "no Python frame (interpreter start-up and shutdown)"
     if any("(evalcore/models/openai_route.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
