@@ -85,23 +85,23 @@ def bundled_entry(model: str) -> CostMapEntry | None:
         stat = path.stat()
     except OSError:  # removed since it was found
         return None
-    entries = _entries(str(path), stat.st_size, stat.st_mtime_ns)
-    return next((entries[key] for key in keys if key in entries), None)
+    return next((entry for key in keys if (entry := _file_entry(str(path), stat.st_size, stat.st_mtime_ns, key)) is not None), None)
 
 
-@functools.lru_cache(maxsize=4)
-def _entries(path: str, size: int, mtime_ns: int) -> dict[str, CostMapEntry]:
-    """The map's chat models by key, read once per file version (the arguments are its identity)."""
+@functools.lru_cache(maxsize=256)
+def _file_entry(path: str, size: int, mtime_ns: int, key: str) -> CostMapEntry | None:
+    """One model's entry in the map file, read once per file version (path, size and time are its identity) and key."""
+    return _entry(_file(path, size, mtime_ns).get(key))
+
+
+@functools.lru_cache(maxsize=2)
+def _file(path: str, size: int, mtime_ns: int) -> dict[str, object]:
+    """The map file's JSON object, read once per file version (the arguments are its identity)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    entries: dict[str, CostMapEntry] = {}
-    for key, info in data.items() if isinstance(data, dict) else ():
-        entry = _entry(info)
-        if entry is not None:
-            entries[key] = entry
-    return entries
+    return data if isinstance(data, dict) else {}
 
 
 def _entry(info: object) -> CostMapEntry | None:
