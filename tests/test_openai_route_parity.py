@@ -5,6 +5,7 @@ wrong and the test says why."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -236,3 +237,23 @@ def test_both_routes_take_the_proxy_from_the_environment(endpoint: Scripted, mon
         outcome, _ = _attempt(spec, "hi", monkeypatch, route)
         assert isinstance(outcome, ModelTurn) and outcome.text == "Sunny, 21 C.", route
         assert endpoint.seen[-1].path == f"http://provider-{route}.example/v1/chat/completions"
+
+
+@pytest.mark.parametrize("model", ["openai/my-model", "hosted_vllm/my-model", "lm_studio/my-model"])
+def test_the_same_request_on_both_routes(endpoint: Scripted, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body litellm sends, sent: model, messages, temperature, seed, tools (for vLLM without
+    `additionalProperties: false`, as litellm sends them), tool_choice."""
+    strict = {"type": "object", "properties": {"filter": {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}}}
+    tools, names = to_openai_tools([{"name": "search", "inputSchema": {**strict, "additionalProperties": False}}])
+    spec = _spec(endpoint, model)
+    bodies = []
+    for route in ROUTES:
+        monkeypatch.setenv(ROUTE_VARIABLE, route if route == "litellm" else "")
+
+        async def turn() -> ModelTurn:
+            return await complete(spec, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools, names)
+
+        assert asyncio.run(turn()).text == "Sunny, 21 C."
+        bodies.append(endpoint.seen[-1].body)
+    assert bodies[0] == bodies[1]
+    assert ("additionalProperties" in json.dumps(bodies[0])) is (not model.startswith("hosted_vllm/"))
