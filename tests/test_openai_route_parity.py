@@ -52,7 +52,7 @@ class FakeTime:
     def clock(self) -> float:
         return self.now
 
-    async def sleep(self, seconds: float) -> None:
+    async def pause(self, seconds: float) -> None:
         self.slept.append(seconds)
         self.now += seconds
 
@@ -63,13 +63,13 @@ def _attempt(spec: ModelSpec, prompt: str, monkeypatch: pytest.MonkeyPatch, rout
         monkeypatch.setenv(ROUTE_VARIABLE, "litellm")
     else:
         monkeypatch.delenv(ROUTE_VARIABLE, raising=False)
-    time = FakeTime()
+    fake = FakeTime()
 
     async def turn() -> tuple[ModelTurn | ModelError, list[float]]:
-        gate = provider_gate(provider_key(spec.name, spec.api_base), spec.limits, clock=time.clock, sleep=time.sleep)
+        gate = provider_gate(provider_key(spec.name, spec.api_base), spec.limits, clock=fake.clock, sleep=fake.pause)
         try:
             outcome: ModelTurn | ModelError = await complete(
-                spec, [{"role": "user", "content": prompt}], TOOLS, NAMES, backoff=NO_WAIT, clock=time.clock, sleep=time.sleep
+                spec, [{"role": "user", "content": prompt}], TOOLS, NAMES, backoff=NO_WAIT, clock=fake.clock, sleep=fake.pause
             )
         except ModelError as exc:
             outcome = exc
