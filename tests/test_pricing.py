@@ -52,7 +52,7 @@ def test_litellm_is_asked_once_per_model_and_again_when_its_map_grows(monkeypatc
     monkeypatch.setattr(litellm, "cost_per_token", counting)
     for _ in range(50):
         turn_cost(ModelSpec("mistral/mistral-small-latest"), 100, 10)
-        turn_cost(ModelSpec("openai/gpt-4o-mini"), 100, 10)  # the direct route's: priced from the bundled map's file
+        turn_cost(ModelSpec("openai/gpt-4o-mini"), 100, 10)  # the OpenAI-wire route's: priced from the bundled map's file
         assert turn_cost(ModelSpec("hosted_vllm/nobody-prices-this"), 100, 10) is None
     assert sorted(set(asked)) == ["hosted_vllm/nobody-prices-this", "mistral/mistral-small-latest"]
     assert len(asked) == 3  # a priced model: one input token and one output token, once; an unknown one: one refusal
