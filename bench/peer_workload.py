@@ -4,7 +4,10 @@ The workload: 20 golden cases x 5 runs x 2 models, concurrency 8, against a
 local OpenAI-compatible stub with a fixed 50 ms per answer
 (`python -m evalcore.models.sim.server`, serving its lexical policy as
 `gpt-4o-mini` and `gpt-4.1-mini`, so both tools price the calls from their
-cost tables as they would for the real provider).
+cost tables as they would for the real provider). `--model-names generic`
+serves it as two names no price list knows instead (`acme-chat-7b`,
+`acme-chat-13b`), as a local or self-hosted model is named: both tools then
+report no price, and evalcore still takes its OpenAI-wire route.
 
 - `evalcore run` (as a user types it, a fresh process: start-up, the bundled
   reference MCP server, the full tool loop, scoring, the DuckDB store, the
@@ -74,7 +77,11 @@ PROMPTFOO_DIR = ROOT / "bench" / "promptfoo"
 PROMPTFOO_BIN = PROMPTFOO_DIR / "node_modules" / ".bin" / "promptfoo"
 # promptfoo needs a newer Node.js than many machines have: the pinned one comes from npm's `node` package, first on its PATH.
 PROMPTFOO_NODE = PROMPTFOO_DIR / "node_modules" / ".bin" / "node"
-MODELS = ("gpt-4o-mini", "gpt-4.1-mini")  # in both tools' price tables; the stub answers for both
+MODEL_NAMES = {
+    "priced": ("gpt-4o-mini", "gpt-4.1-mini"),  # in both tools' price tables; the stub answers for both
+    "generic": ("acme-chat-7b", "acme-chat-13b"),  # in no price list: a local or self-hosted model's names
+}
+MODELS = MODEL_NAMES["priced"]  # the variant measured (`--model-names`)
 CASES, RUNS, CONCURRENCY, LATENCY_MS = 20, 5, 8, 50.0
 # The stub needs no key; both tools refuse to call OpenAI without one. Not a secret.
 BENCH_KEY = "bench-placeholder-key"
@@ -305,7 +312,10 @@ def main() -> None:
     parser.add_argument("--evalcore-args", action="append", default=[], metavar="ARGS", help="also time `evalcore run ARGS` in each round (repeatable)")
     parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
     parser.add_argument("--scale", metavar="N,N,...", help="instead: evalcore run on the workload cycled N times (e.g. 10,30,100), wall, CPU, memory")
+    parser.add_argument("--model-names", choices=sorted(MODEL_NAMES), default="priced", help="priced names (default), or generic ones no price list knows")
     args = parser.parse_args()
+    global MODELS
+    MODELS = MODEL_NAMES[args.model_names]
     if args.scale:
         scales = [int(n) for n in args.scale.split(",") if n.strip()]
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before", flush=True)
@@ -344,7 +354,8 @@ def main() -> None:
         server.stop()
 
     ideal = calls * LATENCY_MS / 1000 / CONCURRENCY
-    print(f"peer workload: {CASES} cases x {RUNS} runs x {len(MODELS)} models, concurrency {CONCURRENCY}, stub latency {LATENCY_MS:g} ms; {args.repeat} rounds")
+    shape = f"{CASES} cases x {RUNS} runs x {len(MODELS)} models ({', '.join(MODELS)})"
+    print(f"peer workload: {shape}, concurrency {CONCURRENCY}, stub latency {LATENCY_MS:g} ms; {args.repeat} rounds")
     print(f"machine: {os.cpu_count()} cores, load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (other work shares the cores)")
     if with_promptfoo:
         print(f"peer: promptfoo {installed_version('promptfoo')} on Node.js {installed_version('node')} (bench/promptfoo/package.json)")

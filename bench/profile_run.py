@@ -7,12 +7,12 @@ for CPU), and sorts each sample into one area by the frames on its stack, the fi
 winning:
 
 - the reference MCP server (its own process);
-- importing litellm, and every other import;
+- importing litellm or the openai SDK (on the thread `adapter.start_litellm_import` starts), and every other import;
 - redaction (the secret scrubbing of every text that is stored or shown);
 - the store (DuckDB, reads and writes);
 - litellm's per-call work, in three parts: its logging and callback machinery, the HTTP client under it
   (the OpenAI SDK, httpx, httpcore), and the rest (building the request, parsing the response, pricing);
-- a model call on the direct route (evalcore.models.direct and aiohttp under it);
+- a model call on the OpenAI-wire route (evalcore.models.openai_route and the openai SDK under it);
 - the model adapter's own work (evalcore.models), the MCP client (evalcore.mcp, aiohttp on the
   event loop), scoring, telemetry spans, the progress line;
 - the event loop and the threads themselves (asyncio, selectors, starting a thread per call);
@@ -66,11 +66,12 @@ def area_of(stack: str) -> str:
     if sum(1 for frame in frames[:2] if frame.startswith("process ")) > 1:
         return REFERENCE_SERVER  # a child process of the run: the only one it starts is the reference server
     if any("importlib._bootstrap" in frame for frame in frames):
-        return "importing litellm" if any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames) else "other imports"
+        model_imports = any("litellm_loader" in frame or "start_litellm_import" in frame for frame in frames)
+        return "importing litellm or the openai SDK" if model_imports else "other imports"
     if all(frame.startswith("process ") for frame in frames):
         return "no Python frame (interpreter start-up and shutdown)"
-    if any("(evalcore/models/direct.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
-        return "model calls on the direct route (evalcore.models.direct, aiohttp)"
+    if any("(evalcore/models/openai_route.py" in frame for frame in frames) and not any("(evalcore/redaction" in frame for frame in frames):
+        return "model calls on the OpenAI-wire route (evalcore.models.openai_route, the openai SDK)"
     under_litellm = any("(litellm/" in frame for frame in frames)
     owner = next((frame for frame in reversed(frames) if not frame.startswith("process ") and _package(frame) not in STDLIB), "")
     package = _package(owner)

@@ -79,6 +79,7 @@ class ModelTurn:
     retries: int = 0
     finish_reason: str | None = None
     raw_message: Mapping[str, Any] = field(default_factory=dict)  # the assistant message to append to the conversation
+    refusal: str | None = None  # the model's refusal (`message.refusal`): its answer when it gives no other
 
 
 InputMethod = Literal["elicitation/create", "sampling/createMessage", "roots/list"]
@@ -203,6 +204,11 @@ class Transcript:
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(call for turn in self.turns for call in turn.tool_calls)
 
+    @property
+    def refused(self) -> bool:
+        """The attempt ended on the model's refusal (`message.refusal`): its final answer is that refusal."""
+        return self.stop_reason == "final" and bool(self.turns) and bool(self.turns[-1].refusal) and not self.turns[-1].tool_calls
+
     def to_json(self) -> str:
         """The stored form (`behaviour_attempts.transcript_json`): messages, per-turn telemetry, tool executions (with their
         MRTR rounds in order: the request, who answered, what was sent), the simulated user's messages, the state reads.
@@ -223,6 +229,7 @@ class Transcript:
                         "model_version": t.model_version,
                         "retries": t.retries,
                         "finish_reason": t.finish_reason,
+                        **({"refusal": t.refusal} if t.refusal else {}),
                         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in t.tool_calls],
                     }
                     for t in self.turns

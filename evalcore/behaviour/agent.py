@@ -105,8 +105,8 @@ async def run_agent(
                 reply = await _user_reply(user, messages, prompt, user_turns)
             except ModelError as exc:  # the simulated user's model is down: what the task would have come to is unknown
                 return transcript(turn.text, "model_error", f"simulated user: {exc}", retries=exc.retries)
-            if reply is None:
-                return transcript(turn.text, "final")
+            if reply is None:  # a refusal is the model's answer (scored as such: `selection` says "refused")
+                return transcript(turn.text or turn.refusal, "final")
             user_turns.append(UserTurn(len(messages), reply, user.name if user else ""))
             messages.append({"role": "user", "content": reply})
             continue

@@ -48,7 +48,7 @@ from evalcore.mcp.protocol.tracecontext import conversation_trace
 from evalcore.mcp.recording import RecordingTarget, ServerTarget
 from evalcore.mcp.transport.base import Limits
 from evalcore.models.adapter import IN_PROCESS, ModelCaller, start_litellm_import
-from evalcore.models.direct import aclose as close_model_clients
+from evalcore.models.openai_route import aclose as close_model_clients
 from evalcore.models.pricing import turn_cost
 from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -589,6 +589,7 @@ async def _attempt_record(
         stop_reason=transcript.stop_reason,
         model_turns=len(transcript.turns),
         judge_expected=judge_expected,
+        refused=transcript.refused,
     )
     robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
     stored_transcript = transcript.to_json()

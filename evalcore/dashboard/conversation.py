@@ -52,6 +52,8 @@ def conversation(transcript: Mapping[str, Any]) -> list[Entry]:
         elif role == "assistant":
             if message.get("content"):
                 entries.append(Entry("assistant", "Assistant", _text(message.get("content"))))
+            if message.get("refusal"):  # the model declined (`message.refusal`): its answer, shown as what it is
+                entries.append(Entry("assistant", "Assistant (refused)", _text(message.get("refusal"))))
             for call in message.get("tool_calls") or ():
                 function = call.get("function") or {}
                 name = str(function.get("name") or call.get("name") or "?")

@@ -1,4 +1,4 @@
-"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`) or the direct route, with bounded retries.
+"""I/O layer: one model turn through litellm (any provider string, or the offline `sim/`) or the OpenAI-wire route, with bounded retries.
 
 `complete()` sends the conversation and the tools (OpenAI function tools from
 `tool_format.to_openai_tools`) and returns a `ModelTurn`: text, tool calls with
@@ -6,7 +6,7 @@ their MCP names mapped back, tokens, cost, the provider's model version,
 latency and the number of retries.
 
 - Keys are never passed: litellm reads them from the environment (and the
-  direct route from `OPENAI_API_KEY`, into the request's header only). Every
+  OpenAI-wire route from the provider's key variable, into the request's header only). Every
   error text this module produces goes through `secrets.redact`.
 - Retries are ours alone (litellm's and the OpenAI SDK's own retries are off,
   `max_retries=0`, so the count is honest): rate limits (429), 5xx,
@@ -26,12 +26,12 @@ latency and the number of retries.
   to `sim/` models only (the sim provider reads it). Other providers have no
   use for it, and litellm would carry it through its logging at ~0.3 ms of
   CPU per call.
-- A model litellm would only pass through to an OpenAI Chat Completions
-  endpoint (`openai/NAME`, priced flat by litellm's bundled map) is called
-  directly with aiohttp on the event loop (`evalcore.models.direct`): the same
-  request, the same errors, retries, limits, tokens and cost, without
-  litellm's per-call machinery, and without importing litellm at all when no
-  other model needs it.
+- A model that speaks the OpenAI Chat Completions wire (`openai/NAME`,
+  `hosted_vllm/NAME`, `lm_studio/NAME`) is called through the official `openai`
+  SDK on the event loop (`evalcore.models.openai_route`): the same request,
+  the same errors, retries, limits, tokens and cost, without litellm's
+  per-call machinery, and without importing litellm at all when no other
+  model needs it.
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ from typing import Any, NoReturn, Protocol
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from evalcore.errors import ConfigError, ModelError
-from evalcore.models import direct
+from evalcore.models import openai_route
 from evalcore.models.limits import CALLS, MAX_RATE_LIMIT_RETRIES, Clock, ProviderGate, Sleep, provider_gate, provider_key, retry_after_of
-from evalcore.models.pricing import known_unit_prices, turn_cost
+from evalcore.models.pricing import UsageDetails, known_unit_prices, turn_cost
+from evalcore.models.provider_errors import ProviderError
 from evalcore.models.redaction import redact
 from evalcore.models.tool_format import ToolNameMap
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
@@ -80,27 +81,34 @@ DEFAULT_BACKOFF = Backoff()
 
 
 def needs_litellm(spec: ModelSpec) -> bool:
-    """Whether calls to this model go through litellm (every model but those on the direct route)."""
-    return direct.route_of(spec) is None
+    """Whether calls to this model go through litellm (every model but those on the OpenAI-wire route)."""
+    return openai_route.route_of(spec) is None
 
 
 def start_litellm_import(models: Sequence[ModelSpec | None] | None = None) -> None:
-    """Import litellm on a thread of its own, so that seconds of import overlap whatever the caller starts next.
+    """Import litellm, or the `openai` SDK, on a thread of its own, so that the import overlaps whatever the caller
+    starts next.
 
-    With `models`, only when one of them goes through litellm (`needs_litellm`); a run whose models all take the
-    direct route never imports it. Whoever needs litellm first waits on Python's import lock until it is in; an
-    import that fails there fails again, with its own error, where litellm is used.
+    With `models`, litellm only when one of them goes through litellm (`needs_litellm`), and the SDK when one takes
+    the OpenAI-wire route; a run whose models all take that route never imports litellm. Whoever needs a module
+    first waits on Python's import lock until it is in; an import that fails there fails again, with its own error,
+    where the module is used.
     """
-    if "evalcore.models.litellm_loader" in sys.modules:
-        return
-    if models is not None and not any(spec is not None and needs_litellm(spec) for spec in models):
+    wanted = [spec for spec in models or () if spec is not None and not spec.simulated]
+    modules = []
+    if "evalcore.models.litellm_loader" not in sys.modules and (models is None or any(needs_litellm(spec) for spec in models if spec is not None)):
+        modules.append("evalcore.models.litellm_loader")
+    elif "openai" not in sys.modules and any(not needs_litellm(spec) for spec in wanted):
+        modules.append("openai")  # litellm imports it too
+    if not modules:
         return
 
     def load() -> None:
-        with contextlib.suppress(Exception):  # reported by the import that needs it (see above)
-            importlib.import_module("evalcore.models.litellm_loader")
+        for module in modules:
+            with contextlib.suppress(Exception):  # reported by the import that needs it (see above)
+                importlib.import_module(module)
 
-    threading.Thread(target=load, name="litellm-import", daemon=True).start()
+    threading.Thread(target=load, name="model-imports", daemon=True).start()
 
 
 def check_model_string(spec: ModelSpec) -> None:
@@ -112,8 +120,8 @@ def check_model_string(spec: ModelSpec) -> None:
 
         check_sim_model(spec.name)
         return
-    if direct.route_of(spec) is not None:
-        return  # an `openai/NAME` string: litellm's provider look-up would say `openai`
+    if openai_route.route_of(spec) is not None:
+        return  # a provider prefix litellm's look-up would take as it is
     _check_provider(spec.name, spec.api_base)
 
 
@@ -142,7 +150,7 @@ def build_request(
     """The keyword arguments for `litellm.completion`. No key: litellm takes it from the environment.
 
     The messages and tools are deep copies (litellm edits what it is given), unless `copied` is False: for a caller
-    that only serializes the request before it returns, as the direct route does, copying them costs CPU for nothing.
+    that only serializes the request before it returns, as the OpenAI-wire route does, copying them costs CPU for nothing.
     """
     clone = copy.deepcopy if copied else _as_is
     request: dict[str, Any] = {
@@ -175,7 +183,7 @@ def _as_is(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, direct.ProviderError):
+    if isinstance(exc, ProviderError):
         return exc.retryable
     if isinstance(exc, TimeoutError):
         return True
@@ -220,8 +228,33 @@ def _content_text(content: Any) -> str | None:
 
 
 def _field(value: Any, name: str) -> Any:
-    """`value[name]` of a JSON object (the direct route's answer), `value.name` of a litellm object; None when absent."""
+    """`value[name]` of a JSON object (the OpenAI-wire route's answer), `value.name` of a litellm object; None when absent."""
     return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+def _token_count(value: Any) -> int | None:
+    """A usage count as a number: some servers send `"12"`; anything that is no count is unknown (None), not 0."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _usage_details(usage: Any) -> UsageDetails:
+    """The cached and audio input tokens, and the reasoning and audio output tokens, a usage block reports (0 when it does not)."""
+    prompt = _field(usage, "prompt_tokens_details")
+    completion = _field(usage, "completion_tokens_details")
+    return UsageDetails(
+        cached_input=_token_count(_field(prompt, "cached_tokens")) or 0,
+        audio_input=_token_count(_field(prompt, "audio_tokens")) or 0,
+        reasoning=_token_count(_field(completion, "reasoning_tokens")) or 0,
+        audio_output=_token_count(_field(completion, "audio_tokens")) or 0,
+    )
 
 
 def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, latency_ms: float, retries: int) -> ModelTurn:
@@ -245,9 +278,13 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
     raw_message: dict[str, Any] = {"role": "assistant", "content": text}
     if wire_calls:
         raw_message["tool_calls"] = wire_calls
+    refusal = _field(message, "refusal")
+    refusal = refusal.strip() if isinstance(refusal, str) and refusal.strip() else None
+    if refusal is not None:
+        raw_message["refusal"] = refusal
     usage = _field(response, "usage")
-    input_tokens = _field(usage, "prompt_tokens")
-    output_tokens = _field(usage, "completion_tokens")
+    input_tokens = _token_count(_field(usage, "prompt_tokens"))
+    output_tokens = _token_count(_field(usage, "completion_tokens"))
     fingerprint = _field(response, "system_fingerprint")
     version = " ".join(str(part) for part in (_field(response, "model"), fingerprint) if part) or None
     return ModelTurn(
@@ -256,11 +293,12 @@ def parse_response(response: Any, spec: ModelSpec, name_map: ToolNameMap, *, lat
         latency_ms=latency_ms,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        cost_usd=turn_cost(spec, input_tokens, output_tokens),
+        cost_usd=turn_cost(spec, input_tokens, output_tokens, _usage_details(usage)),
         model_version=version,
         retries=retries,
         finish_reason=_field(choice, "finish_reason"),
         raw_message=raw_message,
+        refusal=refusal,
     )
 
 
@@ -363,19 +401,20 @@ async def complete(
     """One model turn. `ConfigError` for a bad model string, `ModelError` when the call fails beyond its retries.
 
     Each attempt is litellm's synchronous `completion` on a thread of its own (see `_on_a_thread`), or for a model
-    on the direct route one POST on the event loop (`evalcore.models.direct`), sent once the provider's gate lets
+    on the OpenAI-wire route one request through the `openai` SDK on the event loop (`evalcore.models.openai_route`), sent once the provider's gate lets
     it; retries, their waits and the hard ceiling stay on the event loop. `latency_ms` is the successful attempt's
     own time; time lost to retries shows in `retries`. `clock`, `wall_clock` (for a `Retry-After` date) and `sleep`
     are the real ones outside tests.
     """
-    route = direct.route_of(spec)
+    route = openai_route.route_of(spec)
     if route is None:
         request = _prepare(spec, messages, tools, context)
         send = _litellm_sender(request)
     else:
-        # The body is encoded once, here: every retry sends the same bytes, and nothing the caller does later changes them.
-        body = direct.encode_body(route, build_request(spec, messages, tools, context, copied=False))
-        send = functools.partial(direct.send, route, body, spec.timeout_s)
+        # The body is built once, here (the SDK encodes it at each attempt): the caller waits on this call meanwhile,
+        # so the messages and tools it shares with the caller need no copy.
+        body = openai_route.request_body(route, build_request(spec, messages, tools, context, copied=False))
+        send = functools.partial(openai_route.send, route, body, spec.timeout_s)
     gate = provider_gate(provider_key(spec.name, spec.api_base), spec.limits, clock=clock, sleep=sleep)
     policy = _RetryPolicy(spec, backoff, gate, wall_clock)
     retries = 0

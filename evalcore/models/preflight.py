@@ -8,8 +8,9 @@ endpoint is known when the model has an `api_base` (`--api-base`, or the
 provider's base variable, e.g. `OLLAMA_API_BASE`); it is reachable when a TCP
 connection to it opens. A hosted provider's own endpoint is not probed: a call
 that cannot reach it errors, and a run with errored attempts is incomplete.
-`sim/` models run in this process and need neither. A model on the direct route (`evalcore.models.direct`)
-is checked the same way without litellm: `OPENAI_API_KEY`, and its `api_base` when it has one.
+`sim/` models run in this process and need neither. A model on the OpenAI-wire route (`evalcore.models.openai_route`)
+is checked the same way without litellm: its key variable (`OPENAI_API_KEY`; a local server's is optional), and
+its `api_base` when it has one (a local server's base variable too).
 
 `openai/NAME` with an `api_base` and no key is how a local OpenAI-compatible server (vLLM, llama.cpp,
 Ollama) is often first tried: its error says what such a server takes instead.
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from evalcore.errors import ConfigError
-from evalcore.models.direct import route_of
+from evalcore.models.openai_route import route_of
 from evalcore.models.types import ModelSpec
 
 CONNECT_TIMEOUT_S = 3.0
@@ -36,11 +37,12 @@ def model_problems(model: ModelSpec, *, connect_timeout_s: float = CONNECT_TIMEO
     if model.simulated:
         return []
     route = route_of(model)
-    if route is not None:  # litellm would find the same: `openai` needs its key, and an api_base is probed
-        if not os.environ.get(route.key_variable):
+    if route is not None:  # litellm would find the same: `openai` needs its key, and a given base is probed
+        if route.provider.default_key is None and not os.environ.get(route.key_variable):
             return [f"{model.name}: {_missing_sentence([route.key_variable])}{_local_server_hint(model, [route.key_variable])}"]
-        unreachable = _unreachable(model.api_base, connect_timeout_s) if model.api_base else None
-        return [f"{model.name}: cannot reach {model.api_base} ({unreachable})"] if unreachable else []
+        probed = model.api_base or (None if route.provider.default_base else route.base_url)
+        unreachable = _unreachable(probed, connect_timeout_s) if probed else None
+        return [f"{model.name}: cannot reach {probed} ({unreachable})"] if unreachable else []
     from evalcore.models.litellm_loader import litellm
 
     with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a provider list to stdout for an unknown provider

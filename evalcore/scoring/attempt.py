@@ -33,6 +33,7 @@ def score_attempt(
     stop_reason: str | None = None,
     model_turns: int = 0,
     judge_expected: bool = False,
+    refused: bool = False,
 ) -> AttemptScore:
     """Score the calls one attempt made, in the order it made them; reasons name every failed part.
 
@@ -41,7 +42,7 @@ def score_attempt(
     """
     if errored is not None:
         return AttemptScore((), False, (errored,))
-    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason, model_turns, judge_expected)
+    attempt = AttemptInput(case, calls, executions, final_text, judge, faults_fired, user_turns, state, stop_reason, model_turns, judge_expected, refused)
     scores: dict[str, Score] = {}
     passed = True
     for scorer in registered():

@@ -54,6 +54,7 @@ class AttemptInput:
     stop_reason: str | None = None
     model_turns: int = 0  # model responses the attempt got
     judge_expected: bool = False  # a judge was configured and the case has a rubric
+    refused: bool = False  # the model's last answer was a refusal (`message.refusal`); `final_text` is that refusal
 
 
 ScoreFunction = Callable[[AttemptInput, Mapping[str, Score]], Score]

@@ -2,7 +2,8 @@
 
 Positive case: the FIRST call names the expected tool (`expect_tool`, or the
 first tool of `expect_sequence` when the case names only a sequence); a model
-that calls nothing fails. Negative case: correct iff nothing was called.
+that calls nothing fails ("refused" when it answered with a refusal). Negative
+case: correct iff nothing was called (a refusal is a correct non-call).
 """
 
 from __future__ import annotations
@@ -24,4 +25,6 @@ def selection(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
         return verdict_score(ID, not calls, reasons)
     expected_tool = case.expect_tool or case.expect_sequence[0]
     correct = bool(calls) and calls[0].name == expected_tool
+    if not calls and attempt.refused:
+        return verdict_score(ID, False, ["refused"])
     return verdict_score(ID, correct, [] if correct else [f"expected {expected_tool}, called {names[0] if calls else 'no tool'}"])

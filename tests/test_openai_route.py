@@ -1,4 +1,4 @@
-"""The direct route (evalcore.models.direct): the same turns as litellm's path, for the models it takes, without litellm."""
+"""The OpenAI-wire route (evalcore.models.openai_route, the official openai SDK): the same turns as litellm's path, for the models it takes, without litellm."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from evalcore.models import direct
+from evalcore.models import openai_route
 from evalcore.models.adapter import complete, needs_litellm
-from evalcore.models.direct import ROUTE_VARIABLE, route_of
+from evalcore.models.openai_route import ROUTE_VARIABLE, route_of
 from evalcore.models.sim.launcher import SimServerProcess
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec
@@ -61,16 +61,16 @@ def _conversation(spec: ModelSpec) -> list[Any]:
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_the_direct_route_gives_litellms_turns(openai_sim: str, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_openai_wire_route_gives_litellms_turns(openai_sim: str, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder-for-the-sim")
     spec = ModelSpec(f"openai/{model}", api_base=openai_sim)
     assert route_of(spec) is not None
-    direct = _conversation(spec)
+    on_route = _conversation(spec)
     monkeypatch.setenv(ROUTE_VARIABLE, "litellm")
     assert route_of(spec) is None and needs_litellm(spec)
     through_litellm = _conversation(spec)
-    assert direct[0].tool_calls and direct[0].tool_calls[0].name == "get_weather" and direct[1].text  # a call, then an answer
-    for mine, theirs in zip(direct, through_litellm, strict=True):
+    assert on_route[0].tool_calls and on_route[0].tool_calls[0].name == "get_weather" and on_route[1].text  # a call, then an answer
+    for mine, theirs in zip(on_route, through_litellm, strict=True):
         assert mine.tool_calls == theirs.tool_calls and mine.raw_message == theirs.raw_message and mine.text == theirs.text
         assert (mine.input_tokens, mine.output_tokens, mine.finish_reason) == (theirs.input_tokens, theirs.output_tokens, theirs.finish_reason)
         assert mine.model_version == theirs.model_version and mine.retries == theirs.retries == 0
@@ -78,7 +78,7 @@ def test_the_direct_route_gives_litellms_turns(openai_sim: str, model: str, monk
 
 
 @pytest.mark.parametrize(
-    ("spec", "environ", "direct"),
+    ("spec", "environ", "on_route"),
     [
         (ModelSpec("openai/gpt-4o-mini"), {}, True),
         (ModelSpec("openai/gpt-4o-mini"), {ROUTE_VARIABLE: "litellm"}, False),  # the user's way out
@@ -86,35 +86,38 @@ def test_the_direct_route_gives_litellms_turns(openai_sim: str, model: str, monk
         (ModelSpec("openai/gpt-5-mini"), {}, False),
         (ModelSpec("openai/gpt-4o-audio-preview", input_cost_per_token=1e-7, output_cost_per_token=2e-7), {}, False),  # even priced
         (ModelSpec("openai/gpt-4o-search-preview"), {}, False),
-        (ModelSpec("openai/my-local-llama"), {}, False),  # unknown to the map: litellm's fall-back rules price it
-        (ModelSpec("openai/my-local-llama", input_cost_per_token=1e-7, output_cost_per_token=2e-7), {}, True),  # priced by the spec
-        (ModelSpec("hosted_vllm/gpt-4o-mini"), {}, False),  # another provider
+        (ModelSpec("openai/my-local-llama"), {}, True),  # no price list knows it: the same wire all the same
+        (ModelSpec("openai/my-local-llama", api_base="http://127.0.0.1:8080/v1"), {}, True),
+        (ModelSpec("openai/my-local-llama", input_cost_per_token=1e-7, output_cost_per_token=2e-7), {}, True),
+        (ModelSpec("hosted_vllm/qwen2.5-7b", api_base="http://127.0.0.1:8000/v1"), {}, True),  # vLLM, llama.cpp, Ollama's /v1
+        (ModelSpec("hosted_vllm/qwen2.5-7b"), {"HOSTED_VLLM_API_BASE": "http://127.0.0.1:8000/v1"}, True),
+        (ModelSpec("hosted_vllm/qwen2.5-7b"), {}, False),  # no base anywhere: litellm says what is missing
+        (ModelSpec("lm_studio/qwen2.5-7b", api_base="http://127.0.0.1:1234/v1"), {}, True),
+        (ModelSpec("anthropic/claude-sonnet-4-5"), {}, False),  # another wire
+        (ModelSpec("ollama_chat/llama3", api_base="http://127.0.0.1:11434"), {}, False),  # Ollama's own API, not its /v1
         (ModelSpec("sim/lexical"), {}, False),
         (ModelSpec("gpt-4o-mini"), {}, False),  # no provider prefix: litellm infers it
     ],
 )
-def test_which_models_take_the_direct_route(spec: ModelSpec, environ: dict[str, str], direct: bool) -> None:
-    assert (route_of(spec, {"LITELLM_LOCAL_MODEL_COST_MAP": "True", **environ}) is not None) is direct
+def test_which_models_take_the_openai_wire_route(spec: ModelSpec, environ: dict[str, str], on_route: bool) -> None:
+    assert (route_of(spec, {"LITELLM_LOCAL_MODEL_COST_MAP": "True", **environ}) is not None) is on_route
 
 
-def test_the_bundled_map_is_the_default_when_the_variable_is_unset() -> None:
-    """evalcore prices from litellm's bundled map unless told otherwise (`litellm_loader`), so a user who set nothing gets the direct route."""
-    assert route_of(ModelSpec("openai/gpt-4o-mini"), {}) is not None
+def test_a_query_in_the_base_is_kept_apart_from_the_path() -> None:
+    route = route_of(ModelSpec("openai/my-model", api_base="https://example.test/openai/v1/?api-version=2024-10-21"), {})
+    assert route is not None and route.base_url == "https://example.test/openai/v1" and route.query == (("api-version", "2024-10-21"),)
 
 
-def test_litellm_prices_without_the_bundled_map_send_every_model_through_litellm() -> None:
-    """With litellm's remote cost map in use, the bundled file is not what litellm prices from: no direct route."""
-    assert route_of(ModelSpec("openai/gpt-4o-mini"), {"LITELLM_LOCAL_MODEL_COST_MAP": "False"}) is None
+# What a run of OpenAI-wire models against a server that asks for no input never uses: litellm (seconds of CPU,
+# ~200 MB), the MCP SDK (input requests are checked against their JSON Schema), jsonschema (imported by the first
+# input request), the fault proxy's web stack (only a case with `inject:` starts it), the dashboard. (pydantic is in:
+# the openai SDK is built on it.)
+NOT_FOR_A_PLAIN_RUN = ("litellm", "mcp", "mcp_types", "jsonschema", "uvicorn", "starlette", "streamlit", "pandas")
 
 
-# What a run of direct-route models against a server that asks for no input never uses: litellm (seconds of CPU,
-# ~200 MB), the MCP SDK and its pydantic wire models (input requests are checked against their JSON Schema), jsonschema
-# (imported by the first input request), the fault proxy's web stack (only a case with `inject:` starts it), the dashboard.
-NOT_FOR_A_PLAIN_RUN = ("litellm", "mcp", "mcp_types", "pydantic", "jsonschema", "uvicorn", "starlette", "streamlit", "pandas")
-
-
-def test_a_run_of_direct_models_imports_nothing_it_does_not_use(openai_sim: str, tmp_path: Any) -> None:
-    """`evalcore run` as a user types it (no evalcore variable set), two direct-route models: none of the above is imported."""
+def test_a_run_of_openai_wire_models_imports_nothing_it_does_not_use(openai_sim: str, tmp_path: Any) -> None:
+    """`evalcore run` as a user types it (no evalcore variable set), models on the OpenAI-wire route, one that no
+    price list knows among them: none of the above is imported."""
     script = (
         "import sys, runpy\n"
         "sys.argv = ['evalcore', *sys.argv[1:]]\n"
@@ -128,7 +131,7 @@ def test_a_run_of_direct_models_imports_nothing_it_does_not_use(openai_sim: str,
         "    expect_args: {city: Paris}\n",
         encoding="utf-8",
     )
-    command = [sys.executable, "-c", script, "run", "--golden", str(golden), "--models", "openai/gpt-4o-mini,openai/gpt-4.1-mini"]
+    command = [sys.executable, "-c", script, "run", "--golden", str(golden), "--models", "openai/gpt-4o-mini,hosted_vllm/gpt-4.1-mini"]
     command += ["--api-base", openai_sim, "--runs", "1", "--db", str(tmp_path / "e.duckdb")]
     environ = {**os.environ, "OPENAI_API_KEY": "sk-placeholder-for-the-sim"}
     for name in (ROUTE_VARIABLE, "LITELLM_LOCAL_MODEL_COST_MAP"):
@@ -167,41 +170,54 @@ def provider() -> Iterator[str]:
         yield url
 
 
+def _send(route: Any) -> dict[str, Any]:
+    return asyncio.run(openai_route.send(route, {"model": route.model, "messages": [{"role": "user", "content": "Hi"}]}, 30.0))
+
+
 @pytest.mark.parametrize(
     ("base", "proxy_variables", "target"),
     [
         # Through the proxy in HTTP_PROXY: the provider's host need not resolve here, the proxy reaches it.
         ("http://provider.example/v1", {"HTTP_PROXY": "{provider}"}, "http://provider.example/v1/chat/completions"),
-        ("http://provider.example/v1", {"http_proxy": "{provider}", "HTTP_PROXY": "http://127.0.0.1:9"}, "http://provider.example/v1/chat/completions"),
         ("http://provider.example/v1", {"ALL_PROXY": "{provider}"}, "http://provider.example/v1/chat/completions"),
         # NO_PROXY covers the host: straight to it, though the proxy named would refuse the connection.
         ("{provider}/v1", {"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "localhost,127.0.0.1"}, "/v1/chat/completions"),
         ("{provider}/v1", {"HTTPS_PROXY": "http://127.0.0.1:9"}, "/v1/chat/completions"),  # only for https URLs
+        # A query in the base goes with every request, after the path.
+        ("{provider}/v1?api-version=2024-10-21", {}, "/v1/chat/completions?api-version=2024-10-21"),
     ],
 )
-def test_the_direct_route_takes_the_proxy_litellm_would(provider: str, base: str, proxy_variables: dict[str, str], target: str) -> None:
-    environ = {"OPENAI_API_KEY": "sk-placeholder", **{name: value.format(provider=provider) for name, value in proxy_variables.items()}}
-    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=base.format(provider=provider)), environ)
+def test_the_route_takes_the_proxy_from_the_environment(
+    provider: str, base: str, proxy_variables: dict[str, str], target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {"OPENAI_API_KEY": "sk-placeholder", **proxy_variables}.items():
+        monkeypatch.setenv(name, value.format(provider=provider))
+    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=base.format(provider=provider)))
     assert route is not None
-    answer = asyncio.run(direct.send(route, direct.encode_body(route, {"messages": [{"role": "user", "content": "Hi"}]}), 30.0, environ))
-    assert answer["choices"][0]["message"]["content"] == "Sunny."
+    assert _send(route)["choices"][0]["message"]["content"] == "Sunny."
     assert _Provider.targets[-1] == target
 
 
-def test_a_loop_that_ends_closes_its_client_and_is_not_kept(provider: str) -> None:
-    """A caller that never calls `aclose` (a command making one call) still has its client closed when its loop ends,
-    and nothing here keeps the ended loop (the client references it)."""
-    environ = {"OPENAI_API_KEY": "sk-placeholder"}
-    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=f"{provider}/v1"), environ)
+def test_a_loop_that_ends_closes_its_clients_and_is_not_kept(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that never calls `aclose` (a command making one call) still has its clients closed when its loop ends,
+    and nothing here keeps the ended loop (a client references it)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder")
+    route = route_of(ModelSpec("openai/gpt-4o-mini", api_base=f"{provider}/v1"))
     assert route is not None
-    used: list[tuple[asyncio.AbstractEventLoop, Any]] = []
+    used: list[tuple[asyncio.AbstractEventLoop, list[Any]]] = []
 
-    async def one_call() -> None:
-        await direct.send(route, direct.encode_body(route, {"messages": [{"role": "user", "content": "Hi"}]}), 30.0, environ)
+    async def calls() -> None:
+        body = {"model": route.model, "messages": [{"role": "user", "content": "Hi"}]}
+        await openai_route.send(route, body, 30.0)
+        await openai_route.send(route, body, 30.0)  # the same client
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-another-key")
+        await openai_route.send(route, body, 30.0)  # another key: another client
         loop = asyncio.get_running_loop()
-        used.append((loop, direct._CLIENTS[loop]))
+        used.append((loop, list(openai_route._CLIENTS[loop].values())))
 
-    asyncio.run(one_call())
-    loop, client = used[0]
-    assert client.closed
-    assert loop not in direct._CLIENTS and loop not in direct._CLOSERS
+    asyncio.run(calls())
+    loop, clients = used[0]
+    assert len(clients) == 2 and all(client.is_closed() for client in clients)
+    assert loop not in openai_route._CLIENTS and loop not in openai_route._CLOSERS
