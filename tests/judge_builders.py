@@ -1,0 +1,73 @@
+"""Inputs for the judge-agreement tests: a run of a scripted model graded by `sim/judge` whose verdicts the test chooses,
+and label files with the human labels it chooses. Not a test module: test modules import it, never each other."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalcore.cli import main
+
+# One case the reference server answers without a tool; sim/judge passes an answer that shares at least half of the
+# case rubric's content words (greets, hello, welcome) and fails "Goodbye."
+GOLDEN = """\
+rubric: rubric.md
+cases:
+  - id: greet
+    prompt: "Say hi to me."
+    expect_tool: null
+    rubric: "The answer greets the user with hello and welcome."
+"""
+PASSING, FAILING = "Hello and welcome!", "Goodbye."
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    db: Path
+    run_id: str
+    model: str
+    report: dict  # the run's JSON report
+    out: str  # what the run printed
+
+
+def write_golden(directory: Path, rubric: str = "Judge whether the user was greeted.") -> Path:
+    (directory / "rubric.md").write_text(rubric)
+    golden = directory / "judged.yaml"
+    golden.write_text(GOLDEN)
+    return golden
+
+
+def judged_run(directory: Path, reference_url: str, verdicts: Sequence[bool], *, name: str = "judged", extra: Sequence[str] = (), capsys=None) -> JudgedRun:
+    """A run of one case, attempt i answered so that sim/judge passes it exactly when verdicts[i - 1]."""
+    golden = directory / "judged.yaml"
+    if not golden.exists():
+        write_golden(directory)
+    failing = {i: {"text": FAILING} for i, ok in enumerate(verdicts, start=1) if not ok}
+    script = directory / f"{name}-script.yaml"
+    script.write_text(json.dumps({"cases": {"greet": {"no_call": True, "text": PASSING, "attempts": failing}}}))
+    model = f"sim/script:{script}"
+    db = directory / "evals.duckdb"
+    out = directory / f"{name}-report.json"
+    argv = ["run", "--golden", str(golden), "--models", model, "--judge", "sim/judge", "--runs", str(len(verdicts))]
+    code = main([*argv, "--url", reference_url, "--db", str(db), "--out", str(out), *extra])
+    printed = capsys.readouterr().out if capsys is not None else ""
+    assert code in (0, 1), printed
+    report = json.loads(out.read_text())
+    return JudgedRun(db, report["runId"], model, report, printed)
+
+
+def label_file(path: Path, run: JudgedRun, labels: Sequence[bool], *, first_attempt: int = 1) -> Path:
+    """A CSV labelling attempts first_attempt, first_attempt + 1, ... of `run` pass (True) or fail (False)."""
+    lines = ["run_id,model,case_id,attempt,label,labeller,note"]
+    lines += [f"{run.run_id},{run.model},greet,{first_attempt + i},{'pass' if ok else 'fail'},tester," for i, ok in enumerate(labels)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def pairs(judge_pass_human_pass: int, judge_pass_human_fail: int, judge_fail_human_pass: int, judge_fail_human_fail: int) -> tuple[list[bool], list[bool]]:
+    """Judge verdicts and human labels, attempt by attempt, with these confusion counts."""
+    cells = [(True, True)] * judge_pass_human_pass + [(True, False)] * judge_pass_human_fail
+    cells += [(False, True)] * judge_fail_human_pass + [(False, False)] * judge_fail_human_fail
+    return [judge for judge, _ in cells], [human for _, human in cells]
