@@ -652,6 +652,7 @@ class RunReport:
     gate: RunGate | None = None
     drift: Mapping[str, Any] | None = None
     run_kind: str = "run"  # what the run is (evalcore.run_kinds): a run, merged shards, an arm, a replay
+    judge: JudgeTrust | None = None  # the run's judge, its agreement with people when the run started, and whether it gated
 
     @property
     def failing_cases(self) -> list[dict[str, Any]]:
@@ -721,6 +722,7 @@ class RunReport:
             "baseline": gate.baseline_run_id if gate is not None else None,
             "regressions": [r.to_json() for r in gate.regressions] if gate is not None else [],
             "drift": dict(self.drift) if self.drift is not None else None,
+            "judge": self.judge.to_json() if self.judge is not None else None,
         }
 
 

@@ -62,6 +62,8 @@ else:
         widgets.layer0_verdict(verdict)
         for level, note in widgets.run_state_notes(data.run_list(db, RunFilters()), sorted(set(cells["run_id"]))):
             (st.info if level == "info" else st.warning)(note)
+        for note in widgets.judge_notes(data.run_judges(db, tuple(sorted(set(cells["run_id"]))))):
+            st.info(note)
         if bool(cells["simulated"].any()):
             st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 

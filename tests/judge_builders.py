@@ -3,6 +3,8 @@ and label files with the human labels it chooses. Not a test module: test module
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,23 +41,24 @@ def write_golden(directory: Path, rubric: str = "Judge whether the user was gree
     return golden
 
 
-def judged_run(directory: Path, reference_url: str, verdicts: Sequence[bool], *, name: str = "judged", extra: Sequence[str] = (), capsys=None) -> JudgedRun:
-    """A run of one case, attempt i answered so that sim/judge passes it exactly when verdicts[i - 1]."""
+def judged_run(directory: Path, reference_url: str, verdicts: Sequence[bool], *, name: str = "judged", extra: Sequence[str] = ()) -> JudgedRun:
+    """A run of one case, attempt i answered so that sim/judge passes it exactly when verdicts[i - 1]. The model is the
+    same (one script file, rewritten) in every run of a folder, so later runs are gated against earlier ones."""
     golden = directory / "judged.yaml"
     if not golden.exists():
         write_golden(directory)
     failing = {i: {"text": FAILING} for i, ok in enumerate(verdicts, start=1) if not ok}
-    script = directory / f"{name}-script.yaml"
+    script = directory / "model-script.yaml"
     script.write_text(json.dumps({"cases": {"greet": {"no_call": True, "text": PASSING, "attempts": failing}}}))
     model = f"sim/script:{script}"
     db = directory / "evals.duckdb"
     out = directory / f"{name}-report.json"
     argv = ["run", "--golden", str(golden), "--models", model, "--judge", "sim/judge", "--runs", str(len(verdicts))]
-    code = main([*argv, "--url", reference_url, "--db", str(db), "--out", str(out), *extra])
-    printed = capsys.readouterr().out if capsys is not None else ""
-    assert code in (0, 1), printed
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main([*argv, "--url", reference_url, "--db", str(db), "--out", str(out), *extra])
+    assert code in (0, 1), printed.getvalue()
     report = json.loads(out.read_text())
-    return JudgedRun(db, report["runId"], model, report, printed)
+    return JudgedRun(db, report["runId"], model, report, printed.getvalue())
 
 
 def label_file(path: Path, run: JudgedRun, labels: Sequence[bool], *, first_attempt: int = 1) -> Path:

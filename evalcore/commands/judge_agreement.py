@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
-from evalcore.commands.options import db_option
+from evalcore.commands.options import db_option, judge_threshold_options, judge_thresholds_from_args
 
 NAME = "judge-agreement"
 SUMMARY = "how far each judge agrees with human labels (Cohen's kappa with its interval) and whether it may gate"
@@ -17,33 +16,7 @@ ORDER = 57
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     db_option(parser, "DuckDB store")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    threshold_options(parser)
-
-
-def threshold_options(parser: argparse.ArgumentParser) -> None:
-    """The status thresholds (evalcore.scoring.agreement.StatusThresholds), shared by `run`."""
-    parser.add_argument("--judge-min-labels", type=int, default=30, metavar="N", help="labels below which a judge is uncalibrated (default 30)")
-    parser.add_argument("--judge-unreliable-below", type=float, default=0.4, metavar="K", help="κ below which a judge is unreliable (default 0.4)")
-    parser.add_argument("--judge-trusted-min-labels", type=int, default=50, metavar="N", help="labels a trusted judge needs at least (default 50)")
-    parser.add_argument(
-        "--judge-trusted-lower-bound",
-        type=float,
-        default=0.6,
-        metavar="K",
-        help="the lowest lower bound of κ's 95%% interval a trusted judge may have (default 0.6)",
-    )
-
-
-def thresholds_from_args(args: argparse.Namespace) -> Any:
-    from evalcore.errors import ConfigError
-    from evalcore.scoring.agreement import StatusThresholds
-
-    thresholds = StatusThresholds(args.judge_min_labels, args.judge_unreliable_below, args.judge_trusted_min_labels, args.judge_trusted_lower_bound)
-    if thresholds.min_labels < 0 or thresholds.trusted_min_labels < thresholds.min_labels:
-        raise ConfigError("--judge-trusted-min-labels must be at least --judge-min-labels, and both at least 0")
-    if not -1 <= thresholds.unreliable_below <= 1 or not -1 <= thresholds.trusted_lower_bound <= 1:
-        raise ConfigError("--judge-unreliable-below and --judge-trusted-lower-bound are κ values, between -1 and 1")
-    return thresholds
+    judge_threshold_options(parser)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -52,7 +25,7 @@ def command(args: argparse.Namespace) -> int:
     from evalcore.store.judge_labels import judges, labelled_verdicts
 
     upgrade(args.db)
-    found = agreements(labelled_verdicts(args.db), judges(args.db), thresholds_from_args(args))
+    found = agreements(labelled_verdicts(args.db), judges(args.db), judge_thresholds_from_args(args))
     if args.json:
         print(json.dumps({"judges": [entry.to_json() for entry in found]}, indent=2))
         return 0

@@ -15,6 +15,8 @@ from evalcore.commands.options import (
     TargetChoice,
     db_option,
     judge_spec_from_args,
+    judge_threshold_options,
+    judge_thresholds_from_args,
     model_options,
     model_specs_from_args,
     provider_limit_options,
@@ -38,6 +40,7 @@ ORDER = 20
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")
     model_options(parser, judge=True)
+    judge_threshold_options(parser, policy=True)
     target_options(parser)
     parser.add_argument(
         "--replay-run",
@@ -180,6 +183,8 @@ def _command(args: argparse.Namespace) -> int:
         golden_limits=golden_limits,
         replay_of=args.replay_run,
         kind="replay" if args.replay_run else "run",
+        judge_policy=args.judge_policy,
+        judge_thresholds=judge_thresholds_from_args(args),
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it

@@ -409,3 +409,8 @@ def default_pair(finished: pd.DataFrame) -> tuple[str, str]:
             return str(same_set[0]), str(candidate)
     run_ids = [str(run_id) for run_id in finished["run_id"]]
     return run_ids[min(1, len(run_ids) - 1)], run_ids[0]
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_judges(db: Path, run_ids: tuple[str, ...]) -> dict[str, Any]:
+    return queries.run_judges(db, run_ids)

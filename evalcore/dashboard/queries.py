@@ -38,7 +38,7 @@ import pandas as pd
 
 from evalcore.behaviour.metric_sets import metric_sets_on, run_metric_sets
 from evalcore.errors import StoreError
-from evalcore.records import AttemptScore, MetricSet
+from evalcore.records import AttemptScore, JudgeTrust, MetricSet
 from evalcore.run_kinds import KIND_LABELS, run_status, standing_kinds
 from evalcore.scoring.calls import execution_stats, model_turn_stats
 from evalcore.scoring.metrics import MetricAttempt, spend_metrics
@@ -1213,3 +1213,21 @@ def _pretty_json(value: str | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return json.dumps(json.loads(value), indent=2, ensure_ascii=False)
+
+
+# --- the judge: its standing per run, its agreement with human labels, the labelling queue ---------------------------
+
+
+def run_judges(path: Path, run_ids: Sequence[str]) -> dict[str, JudgeTrust]:
+    """The judge each of these runs graded with, as its stored report says (`RunReport.judge`): its status when the run
+    started and whether its verdicts gated; runs without a judge (or from before judges had a standing) are absent."""
+    if not run_ids:
+        return {}
+    frame = _frame(
+        path,
+        "SELECT run_id, json_extract(report_json, '$.judge') AS judge FROM behaviour_runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "AND json_extract(report_json, '$.judge') IS NOT NULL AND json_type(json_extract(report_json, '$.judge')) = 'OBJECT' ORDER BY run_id",
+        [list(run_ids)],
+        ["run_id", "judge"],
+    )
+    return {str(row.run_id): JudgeTrust.from_json(json.loads(str(row.judge))) for row in frame.itertuples(index=False)}

@@ -237,6 +237,12 @@ def run_state_notes(runs: pd.DataFrame, run_ids: Sequence[str]) -> list[tuple[st
     return notes
 
 
+def judge_notes(judges: Mapping[str, Any]) -> list[str]:
+    """What the Matrix says beside its judge-based figures (task completion, and the pass rate it enters): each shown
+    run's judge, its standing when the run started and whether it gated, as the run's gate line says it."""
+    return [f"Run {run_id}: {trust.gate_line()}. Judge page: its agreement with human labels." for run_id, trust in sorted(judges.items())]
+
+
 def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """(model, case_id) of the first matrix cell a plotly selection event points at; None without one.
 
