@@ -32,6 +32,8 @@ The status (thresholds are `StatusThresholds`, defaults below):
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -220,3 +222,28 @@ def _chance_agreement(counts: Confusion) -> float:
     judge_pass = (counts.judge_pass_human_pass + counts.judge_pass_human_fail) / n
     human_pass = (counts.judge_pass_human_pass + counts.judge_fail_human_pass) / n
     return judge_pass * human_pass + (1 - judge_pass) * (1 - human_pass)
+
+
+def labelling_queue(candidates: Sequence[tuple[tuple[str, str, str, int], bool]], size: int) -> list[tuple[tuple[str, str, str, int], bool]]:
+    """The attempts to label next: `size` of the unlabelled `candidates` ((run_id, model, case_id, attempt), the judge's
+    verdict), a sample stratified over model × case × verdict.
+
+    Strata are taken in turn, one attempt each per round, judge-pass and judge-fail strata alternating, so the first
+    rounds cover every model and case with both verdicts (κ needs both, and the dangerous cell, judge pass & human fail,
+    is only found among the judge's passes). Within a stratum the order is a hash of the attempt's key: spread over
+    runs and attempts, yet the same queue for the same store.
+    """
+    strata: dict[tuple[str, str, bool], list[tuple[tuple[str, str, str, int], bool]]] = {}
+    for key, verdict in candidates:
+        strata.setdefault((key[1], key[2], verdict), []).append((key, verdict))
+    for members in strata.values():
+        members.sort(key=lambda item: hashlib.sha256(repr(item[0]).encode("utf-8")).hexdigest())
+    passes = sorted(stratum for stratum in strata if stratum[2])
+    fails = sorted(stratum for stratum in strata if not stratum[2])
+    order = [stratum for pair in itertools.zip_longest(passes, fails) for stratum in pair if stratum is not None]
+    queue: list[tuple[tuple[str, str, str, int], bool]] = []
+    depth = 0
+    while len(queue) < size and any(depth < len(strata[stratum]) for stratum in order):
+        queue.extend(strata[stratum][depth] for stratum in order if depth < len(strata[stratum]))
+        depth += 1
+    return queue[:size]

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from evalcore.errors import StoreError
-from evalcore.records import NO_RUBRIC, UNKNOWN_RUBRIC, JudgeLabel, LabelledVerdict
+from evalcore.records import HUMAN_LABELS, NO_RUBRIC, UNKNOWN_RUBRIC, JudgeLabel, LabelledVerdict
 from evalcore.store.db import connect
 
 AttemptKey = tuple[str, str, str, int]  # run_id, model, case_id, attempt
@@ -66,13 +66,16 @@ def write_labels(path: Path, labels: Sequence[JudgeLabel]) -> None:
             raise StoreError(f"cannot store {len(labels)} label(s) in {path}: {exc}") from exc
 
 
-def load_labels(path: Path) -> list[JudgeLabel]:
-    """Every stored label, by run, model, case and attempt; [] without a store or on one no writer has migrated yet."""
+def load_labels(path: Path, *, run_id: str | None = None, model: str | None = None, case_id: str | None = None) -> list[JudgeLabel]:
+    """Every stored label (or those of one run, model and case), by run, model, case and attempt; [] without a store or
+    on one no writer has migrated yet."""
     if not path.exists():
         return []
+    where = "WHERE run_id = ? AND model = ? AND case_id = ? " if run_id is not None else ""
+    parameters = [run_id, model, case_id] if run_id is not None else []
     with connect(path, read_only=True) as connection:
         try:
-            rows = connection.execute(f"SELECT {LABEL_COLUMNS} FROM judge_labels ORDER BY run_id, model, case_id, attempt").fetchall()
+            rows = connection.execute(f"SELECT {LABEL_COLUMNS} FROM judge_labels {where}ORDER BY run_id, model, case_id, attempt", parameters).fetchall()
         except duckdb.CatalogException:
             return []
     return [
@@ -139,3 +142,22 @@ def judges(path: Path) -> list[tuple[str, str]]:
             "FROM attempts a JOIN behaviour_runs r ON r.run_id = a.run_id WHERE a.judge_json IS NOT NULL ORDER BY 1, 2"
         ).fetchall()
     return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def label_attempt(path: Path, key: AttemptKey, label: str, *, labeller: str, note: str = "") -> JudgeLabel:
+    """Label one stored attempt (replacing its label), against the rubric its run graded with; the label as stored.
+    StoreError when there is no such attempt."""
+    rubric = rubric_hashes(path, [key]).get(key)
+    if rubric is None:
+        run_id, model, case_id, attempt = key
+        raise StoreError(f"no attempt {attempt} of {model} on case {case_id} in run {run_id} in {path}")
+    if label not in HUMAN_LABELS:
+        raise StoreError(f"a label is pass or fail, not {label!r}")
+    stored = JudgeLabel(*key, label=label, labeller=labeller, note=note, rubric_hash=rubric)
+    write_labels(path, [stored])
+    return stored
+
+
+def attempt_labels(path: Path, run_id: str, model: str, case_id: str) -> dict[int, JudgeLabel]:
+    """The labels of one model's attempts at one case in one run, by attempt."""
+    return {label.attempt: label for label in load_labels(path, run_id=run_id, model=model, case_id=case_id)}
