@@ -74,3 +74,14 @@ def pairs(judge_pass_human_pass: int, judge_pass_human_fail: int, judge_fail_hum
     cells = [(True, True)] * judge_pass_human_pass + [(True, False)] * judge_pass_human_fail
     cells += [(False, True)] * judge_fail_human_pass + [(False, False)] * judge_fail_human_fail
     return [judge for judge, _ in cells], [human for _, human in cells]
+
+
+def labelled_run(directory: Path, reference_url: str) -> JudgedRun:
+    """Six judged attempts (the judge passes 1-4, fails 5-6); a person labelled 1 pass, 2 fail ("no greeting"), 5 fail."""
+    run = judged_run(directory, reference_url, [True, True, True, True, False, False])
+    given = ((1, "pass", ""), (2, "fail", "no greeting"), (5, "fail", ""))
+    lines = ["run_id,model,case_id,attempt,label,labeller,note"]
+    lines += [f"{run.run_id},{run.model},greet,{attempt},{label},ann,{note}" for attempt, label, note in given]
+    (directory / "labels.csv").write_text("\n".join(lines) + "\n")
+    assert main(["labels", "import", str(directory / "labels.csv"), "--db", str(run.db)]) == 0
+    return run

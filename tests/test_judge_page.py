@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.cli import main
 from evalcore.dashboard import queries
 from evalcore.scoring.agreement import labelling_queue
-from tests.judge_builders import JudgedRun, judged_run
+from tests.judge_builders import JudgedRun, labelled_run
 
 ROOT = Path(__file__).resolve().parents[1]
 JUDGE_PAGE, HOME = str(ROOT / "pages" / "8_Judge.py"), str(ROOT / "app.py")
@@ -30,17 +29,7 @@ def test_the_labelling_queue_is_stratified_over_models_cases_and_both_verdicts()
 
 @pytest.fixture(scope="module")
 def labelled(tmp_path_factory, reference_url) -> JudgedRun:
-    """Six judged attempts (the judge passes 1-4, fails 5-6); a person labelled 1 pass, 2 fail, 5 fail."""
-    directory = tmp_path_factory.mktemp("judge-page")
-    run = judged_run(directory, reference_url, [True, True, True, True, False, False])
-    lines = ["run_id,model,case_id,attempt,label,labeller,note"]
-    lines += [
-        f"{run.run_id},{run.model},greet,{attempt},{label},ann,{note}"
-        for attempt, label, note in ((1, "pass", ""), (2, "fail", "no greeting"), (5, "fail", ""))
-    ]
-    (directory / "labels.csv").write_text("\n".join(lines) + "\n")
-    assert main(["labels", "import", str(directory / "labels.csv"), "--db", str(run.db)]) == 0
-    return run
+    return labelled_run(tmp_path_factory.mktemp("judge-page"), reference_url)
 
 
 def _app(path: str, db: Path, monkeypatch, **params: str) -> AppTest:
