@@ -34,6 +34,7 @@ def history(tmp_path_factory, reference_url) -> dict[str, JudgedRun]:
     mixed = [True, False, True, False, True]
     runs["trusted"] = judged_run(directory, reference_url, mixed, name="trusted", extra=["--judge-policy", "trusted"])
     runs["always"] = judged_run(directory, reference_url, mixed, name="always")
+    runs["cached"] = judged_run(directory, reference_url, mixed, name="cached", extra=["--judge-policy", "trusted", "--cache"])
     return runs
 
 
@@ -105,3 +106,25 @@ def test_the_cache_key_tells_a_gating_judge_from_one_that_is_not():
     assert trusted.attempt_key(spec, "case", 1) == always.attempt_key(spec, "case", 1) == key  # the judge gates: keys as before
     assert untrusted.attempt_key(spec, "case", 1) != key
     assert RunPlan.from_json(untrusted.to_json()) == untrusted
+
+
+def test_the_cache_reuses_only_attempts_whose_judge_gated_alike(history):
+    """The `always` run is newer and ran the same answers, but its judge's verdicts entered `passed`: under `trusted`
+    only the earlier `trusted` run's attempts may stand in."""
+    run = history["cached"]
+    with duckdb.connect(str(run.db), read_only=True) as connection:
+        rows = connection.execute("SELECT cached_from, passed FROM attempts WHERE run_id = ? ORDER BY attempt", [run.run_id]).fetchall()
+    assert rows == [(history["trusted"].run_id, True)] * 5
+    assert run.report["judge"]["gated"] is False and run.report["models"][0]["metrics"]["pass_rate"] == 1.0
+
+
+def test_a_resumed_or_merged_run_keeps_the_judge_standing_its_plan_carries(tmp_path):
+    from evalcore.behaviour.runner import BehaviourConfig, planned_config, with_judge_trust
+
+    spec = ModelSpec("sim/lexical")
+    plan = RunPlan("run", "g", "h", ("c",), None, (spec,), 1, ModelSpec("sim/judge"), 8, 5.0, "2026-12-01", 0.02, 0.0, "t", "fp", "0")
+    plan = replace(plan, judge_trust=JudgeTrust("sim/judge", "none", "unreliable", 0.2, 40, "trusted"))
+    given = BehaviourConfig(tmp_path / "g.yaml", (spec,), tmp_path / "evals.duckdb", judge=ModelSpec("sim/judge"))  # policy always, as typed now
+    restored = planned_config(given, plan, models=(spec,), judge=plan.judge)
+    assert restored.judge_trust == plan.judge_trust and restored.judge_policy == "trusted"
+    assert with_judge_trust(restored, None) is restored  # type: ignore[arg-type]  # never read again from today's labels
