@@ -263,6 +263,14 @@ class JudgeVerdict:
     score: float | None  # 0..1 when the rubric yields a grade
     reason: str
     judge_model: str
+    votes: tuple[bool, ...] = ()  # under `--judge-repeats K` > 1: each grading's verdict; `passed` is their majority
+
+    def to_json(self) -> dict[str, Any]:
+        """As the store keeps it (`judge_json`): the votes only when there were several gradings."""
+        document = asdict(self)
+        if not self.votes:
+            del document["votes"]
+        return document
 
 
 @dataclass(frozen=True)
@@ -404,7 +412,7 @@ class AttemptRecord:
                 "cost_usd": self.cost_usd,
                 "retries": self.retries,
                 "transcript_json": self.transcript_json,
-                "judge_json": json.dumps(asdict(self.judge)) if self.judge else None,
+                "judge_json": json.dumps(self.judge.to_json()) if self.judge else None,
                 "cached_from": self.cached_from,
                 "fault": self.robustness.fault if self.robustness is not None else None,
                 "error_kind": self.error_kind,
@@ -652,6 +660,7 @@ class RunReport:
     gate: RunGate | None = None
     drift: Mapping[str, Any] | None = None
     run_kind: str = "run"  # what the run is (evalcore.run_kinds): a run, merged shards, an arm, a replay
+    judge_consistency: Mapping[str, Any] | None = None  # under `--judge-repeats K` > 1: flip rates and Fleiss' κ
     judge: JudgeTrust | None = None  # the run's judge, its agreement with people when the run started, and whether it gated
 
     @property
@@ -723,6 +732,7 @@ class RunReport:
             "regressions": [r.to_json() for r in gate.regressions] if gate is not None else [],
             "drift": dict(self.drift) if self.drift is not None else None,
             "judge": self.judge.to_json() if self.judge is not None else None,
+            "judgeConsistency": dict(self.judge_consistency) if self.judge_consistency is not None else None,
         }
 
 

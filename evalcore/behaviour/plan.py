@@ -60,6 +60,7 @@ class RunPlan:
     model_scripts: Mapping[str, str] = field(default_factory=dict)  # a scripted sim model's name -> its script's sha256
     # The judge's agreement with people when the run started, and `--judge-policy`: whether its verdicts enter `passed`
     judge_trust: JudgeTrust | None = None
+    judge_repeats: int = 1  # `--judge-repeats K`: each attempt graded K times, the majority its verdict
     schema: int = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -74,9 +75,10 @@ class RunPlan:
 
         The model and its parameters; the case (by content hash) and the attempt number (repeats stay independent
         samples); the server's surface (its fingerprint); the catalog rewrite the model saw; the judge, the rubric
-        it grades against and whether its verdict entered `passed` (only when it did not, so keys of runs stored
-        before `--judge-policy` stay as they were); the harness (step limit, fault timeout, evalcore version). Not the
-        kind: only the kinds that may serve the cache are ever looked up.
+        it grades against, whether its verdict entered `passed` and how many times it graded (each only when it differs
+        from the default, so keys of runs stored before `--judge-policy` and `--judge-repeats` stay as they were); the
+        harness (step limit, fault timeout, evalcore version). Not the kind: only the kinds that may serve the cache
+        are ever looked up.
         """
         content = {
             "model": model_parameters(model),
@@ -90,6 +92,8 @@ class RunPlan:
         }
         if not self.judge_gates:
             content["judgeGates"] = False
+        if self.judge_repeats != 1:
+            content["judgeRepeats"] = self.judge_repeats
         return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
 
     @property
@@ -107,6 +111,7 @@ class RunPlan:
             "runs": self.runs,
             "judge": _spec_json(self.judge) if self.judge is not None else None,
             "judgeTrust": self.judge_trust.to_json() if self.judge_trust is not None else None,
+            "judgeRepeats": self.judge_repeats,
             "maxSteps": self.max_steps,
             "faultTimeoutS": self.fault_timeout_s,
             "runDate": self.run_date,
@@ -138,6 +143,7 @@ class RunPlan:
                 runs=int(document["runs"]),
                 judge=ModelSpec(**document["judge"]) if document.get("judge") else None,
                 judge_trust=JudgeTrust.from_json(document["judgeTrust"]) if document.get("judgeTrust") else None,
+                judge_repeats=int(document.get("judgeRepeats") or 1),
                 max_steps=int(document["maxSteps"]),
                 fault_timeout_s=float(document["faultTimeoutS"]),
                 run_date=str(document["runDate"]),

@@ -35,7 +35,7 @@ from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.plan import RunPlan, script_hashes
-from evalcore.behaviour.report import build_report
+from evalcore.behaviour.report import build_report, judge_consistency_of
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
@@ -104,6 +104,7 @@ class BehaviourConfig:
     judge_policy: JudgePolicy = "always"
     judge_thresholds: StatusThresholds = DEFAULT_THRESHOLDS  # when a judge is trusted (evalcore.scoring.agreement)
     judge_trust: JudgeTrust | None = None  # the judge's standing: read from the labels as the run starts, or its plan's
+    judge_repeats: int = 1  # `--judge-repeats K` (odd): each attempt graded K times, the majority its verdict
 
     @property
     def golden_id(self) -> str:
@@ -218,7 +219,7 @@ def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, r
     a golden set edited since its last baseline is gated as a first run, and the gate says so.
     """
     report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
-    report = replace(report, judge=config.judge_trust)
+    report = replace(report, judge=config.judge_trust, judge_consistency=judge_consistency_of(records, config.judge_repeats))
     golden_path, golden_hash = run["golden_path"], run["golden_hash"]
     baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
     notes: list[str] = []
@@ -379,6 +380,7 @@ def planned_config(config: BehaviourConfig, plan: RunPlan, *, models: tuple[Mode
         replay_of=plan.replay_of,
         judge_trust=plan.judge_trust,
         judge_policy=plan.judge_trust.policy if plan.judge_trust is not None else config.judge_policy,
+        judge_repeats=plan.judge_repeats,
     )
 
 
@@ -406,6 +408,7 @@ def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, tar
         replay_of=config.replay_of,
         shard=str(shard) if shard is not None else None,
         judge_trust=config.judge_trust,
+        judge_repeats=config.judge_repeats,
     )
 
 
@@ -591,16 +594,20 @@ async def _attempt_record(
         from evalcore.models.judge import judge_answer
 
         try:
-            judge = await judge_answer(
-                config.judge,
-                rubric=golden.rubric_text or "",
-                case_rubric=rubric,
-                prompt=item.case.prompt,
-                tool_calls_summary=_calls_summary(transcript.tool_calls),
-                final_text=transcript.final_text,
-                models=models,
-                context=context,
-            )
+            verdicts = [
+                await judge_answer(
+                    config.judge,
+                    rubric=golden.rubric_text or "",
+                    case_rubric=rubric,
+                    prompt=item.case.prompt,
+                    tool_calls_summary=_calls_summary(transcript.tool_calls),
+                    final_text=transcript.final_text,
+                    models=models,
+                    context=context if repeat == 1 else {**context, "judge_repeat": repeat},
+                )
+                for repeat in range(1, config.judge_repeats + 1)
+            ]
+            judge = majority_verdict(verdicts)
         except ModelError as exc:  # the rubric cannot be skipped: the attempt is errored (judge), never passed without it
             error_kind, error_reason = "judge", clip(f"judge error: {exc}", 500)
     fired = faults_fired(injection, events) if injection is not None else 0
@@ -647,6 +654,20 @@ async def _attempt_record(
         robustness=robustness,
         error_kind=error_kind,
     )
+
+
+def majority_verdict(verdicts: Sequence[JudgeVerdict]) -> JudgeVerdict:
+    """One grading's verdict as it is; of several (an odd number), the majority's, with the first reason that agrees with
+    it and every vote kept (`votes`), so the report can tell how often the judge changed its mind."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    votes = tuple(verdict.passed for verdict in verdicts)
+    passed = sum(votes) * 2 > len(votes)
+    chosen = next(verdict for verdict in verdicts if verdict.passed == passed)
+    scores = [verdict.score for verdict in verdicts if verdict.score is not None]
+    score = sum(scores) / len(scores) if len(scores) == len(verdicts) else None
+    reason = f"{sum(v == passed for v in votes)} of {len(votes)} gradings: {chosen.reason}"
+    return replace(chosen, passed=passed, score=score, reason=reason, votes=votes)
 
 
 def _reusable_attempts(config: BehaviourConfig, plan: RunPlan, run_id: str) -> dict[str, AttemptRecord]:

@@ -247,3 +247,49 @@ def labelling_queue(candidates: Sequence[tuple[tuple[str, str, str, int], bool]]
         queue.extend(strata[stratum][depth] for stratum in order if depth < len(strata[stratum]))
         depth += 1
     return queue[:size]
+
+
+def fleiss_kappa(votes: Sequence[Sequence[bool]]) -> float | None:
+    """Fleiss' κ (1971, "Measuring nominal scale agreement among many raters", Psychol. Bull. 76:378) of N subjects
+    each rated by the same n ≥ 2 raters into pass or fail; here the subjects are attempts and the raters a judge's
+    repeated gradings. With n_ij the votes of subject i for class j:
+
+        P_i = (Σ_j n_ij² − n) / (n (n − 1))      p_j = Σ_i n_ij / (N n)
+        κ = (P̄ − P̄_e) / (1 − P̄_e),  P̄ the mean of P_i, P̄_e = Σ_j p_j²
+
+    None when it is undefined: no subject, fewer than two raters, or every vote of one class (P̄_e = 1)."""
+    rated = [list(subject) for subject in votes if len(subject) >= 2]
+    if not rated or len({len(subject) for subject in rated}) != 1:
+        return None
+    raters, subjects = len(rated[0]), len(rated)
+    passes = [sum(subject) for subject in rated]
+    share_pass = sum(passes) / (subjects * raters)
+    expected = share_pass**2 + (1 - share_pass) ** 2
+    if expected >= 1.0:
+        return None
+    observed = sum((p * p + (raters - p) * (raters - p) - raters) / (raters * (raters - 1)) for p in passes) / subjects
+    return (observed - expected) / (1 - expected)
+
+
+def judge_consistency(votes: Mapping[tuple[str, str], Sequence[Sequence[bool]]], repeats: int) -> dict[str, Any]:
+    """A judge's agreement with itself over a run graded `repeats` times per attempt: per (model, case) the attempts it
+    graded, how many got split votes (a flip) and their share, and over the run the flip rate and Fleiss' κ (null when
+    undefined: every vote of one class)."""
+    cases = [
+        {
+            "model": model,
+            "case": case_id,
+            "judged": len(subjects),
+            "flipped": sum(len(set(s)) > 1 for s in subjects),
+            "flipRate": sum(len(set(s)) > 1 for s in subjects) / len(subjects) if subjects else None,
+        }  # fmt: skip
+        for (model, case_id), subjects in sorted(votes.items())
+    ]
+    every = [subject for subjects in votes.values() for subject in subjects]
+    return {
+        "repeats": repeats,
+        "judged": len(every),
+        "flipRate": sum(len(set(s)) > 1 for s in every) / len(every) if every else None,
+        "fleissKappa": fleiss_kappa(every),
+        "cases": cases,
+    }
