@@ -165,3 +165,20 @@ def test_a_store_of_the_previous_schema_gets_the_labels_table(fifty, capsys, tmp
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT max(version) FROM schema_version").fetchone() == (15,)
         assert connection.execute("SELECT count(*) FROM attempts WHERE run_id = ?", [run.run_id]).fetchone() == (50,)
+
+
+def test_an_attempt_reused_by_the_cache_counts_once(tmp_path, reference_url, capsys):
+    from evalcore.store.judge_labels import judged_attempts
+
+    verdicts = [True, False, True, True]
+    first = judged_run(tmp_path, reference_url, verdicts, name="first")
+    assert main(["labels", "import", str(label_file(tmp_path / "first.csv", first, [True, False, False])), "--db", str(first.db)]) == 0
+    again = judged_run(tmp_path, reference_url, verdicts, name="again", extra=["--cache"])  # the same four attempts, copied
+    [judge] = _agreement_json(first.db, capsys)
+    assert judge["n"] == 3  # the copies are no new evidence
+    # a person labels the copies too, attempt 3 differently: still 3 attempts, each with its newest label
+    assert main(["labels", "import", str(label_file(tmp_path / "again.csv", again, [True, False, True])), "--db", str(first.db)]) == 0
+    [judge] = _agreement_json(first.db, capsys)
+    assert judge["n"] == 3 and judge["confusion"]["judgePass_humanPass"] == 2 and judge["confusion"]["judgeFail_humanFail"] == 1
+    queue = judged_attempts(first.db, judge_model="sim/judge", rubric_hash=judge["rubricHash"])
+    assert [(key[0], key[3], labelled) for key, _, labelled in queue] == [(first.run_id, n, n < 4) for n in (1, 2, 3, 4)]

@@ -26,6 +26,10 @@ _RUBRIC_HASH = (
 )
 
 
+# One attempt and its `--cache` copies (which name the run that made it in `cached_from`).
+_ORIGIN = "coalesce(a.cached_from, a.run_id), a.model, a.case_id, a.attempt"
+
+
 def rubric_hashes(path: Path, keys: Sequence[AttemptKey]) -> dict[AttemptKey, str]:
     """The rubric hash of each of `keys` that is a stored attempt; a key that is none is absent from the answer."""
     if not keys or not path.exists():
@@ -95,7 +99,10 @@ def load_labels(path: Path, *, run_id: str | None = None, model: str | None = No
 
 
 def labelled_verdicts(path: Path) -> list[LabelledVerdict]:
-    """Each labelled attempt that has a judge's verdict, the verdict beside the label, grouped under the label's rubric."""
+    """Each labelled attempt that has a judge's verdict, the verdict beside the label, grouped under the label's rubric.
+
+    An attempt reused by `--cache` is a copy of the one its run made (`cached_from`): the same answer and verdict. The
+    copies and the original count once, with the newest of their labels."""
     if not path.exists():
         return []
     with connect(path, read_only=True) as connection:
@@ -105,7 +112,8 @@ def labelled_verdicts(path: Path) -> list[LabelledVerdict]:
                 "json_extract(a.judge_json, '$.passed')::BOOLEAN, l.label = 'pass' "
                 "FROM judge_labels l JOIN attempts a "
                 "ON a.run_id = l.run_id AND a.model = l.model AND a.case_id = l.case_id AND a.attempt = l.attempt "
-                "WHERE a.judge_json IS NOT NULL ORDER BY a.run_id, a.model, a.case_id, a.attempt"
+                f"WHERE a.judge_json IS NOT NULL QUALIFY row_number() OVER (PARTITION BY {_ORIGIN} ORDER BY l.labelled_at DESC, a.run_id DESC) = 1 "
+                "ORDER BY a.run_id, a.model, a.case_id, a.attempt"
             ).fetchall()
         except duckdb.CatalogException:
             return []
@@ -114,17 +122,19 @@ def labelled_verdicts(path: Path) -> list[LabelledVerdict]:
 
 def judged_attempts(path: Path, *, judge_model: str, rubric_hash: str) -> list[tuple[AttemptKey, bool, bool]]:
     """Every attempt this judge gave a verdict on under this rubric, with its verdict and whether a human labelled it
-    (the labelling queue's population), by run, model, case and attempt."""
+    (the labelling queue's population), by run, model, case and attempt. An attempt and its `--cache` copies are one
+    (the original's run when it is stored), labelled when any of them is."""
     if not path.exists():
         return []
     with connect(path, read_only=True) as connection:
         try:
             rows = connection.execute(
-                f"SELECT a.run_id, a.model, a.case_id, a.attempt, json_extract(a.judge_json, '$.passed')::BOOLEAN, l.label IS NOT NULL "
+                "SELECT first(a.run_id ORDER BY a.cached_from IS NOT NULL, a.run_id), a.model, a.case_id, a.attempt, "
+                "bool_or(json_extract(a.judge_json, '$.passed')::BOOLEAN), bool_or(l.label IS NOT NULL) "
                 "FROM attempts a JOIN behaviour_runs r ON r.run_id = a.run_id "
                 "LEFT JOIN judge_labels l ON a.run_id = l.run_id AND a.model = l.model AND a.case_id = l.case_id AND a.attempt = l.attempt "
                 f"WHERE a.judge_json IS NOT NULL AND json_extract_string(a.judge_json, '$.judge_model') = ? AND {_RUBRIC_HASH} = ? "
-                "ORDER BY a.run_id, a.model, a.case_id, a.attempt",
+                f"GROUP BY {_ORIGIN} ORDER BY 1, 2, 3, 4",
                 [judge_model, rubric_hash],
             ).fetchall()
         except duckdb.CatalogException:
