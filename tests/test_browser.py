@@ -7,6 +7,7 @@ Screenshots of each test land in artifacts/screenshots/ (uploaded by CI).
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import io
 import os
@@ -261,7 +262,8 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
-    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
+    # the same list whichever page a visit starts on
+    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Judge", "Run", "Export"]
     # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
     expect(
         page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
@@ -466,7 +468,9 @@ def test_an_errored_cell_says_so_and_a_step_limited_attempt_says_it_at_its_top(h
 def judge_dashboard(tmp_path_factory, reference_url) -> Iterator[tuple[str, JudgedRun]]:
     """The dashboard over a run graded by sim/judge, three of its six attempts labelled by a person."""
     folder = tmp_path_factory.mktemp("judge-browser")
-    run = labelled_run(folder, reference_url)
+    # in a thread of its own: the run's event loop cannot start in this one once Playwright's runs here
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+        run = worker.submit(labelled_run, folder, reference_url).result()
     for url in _serve(run.db, folder):
         yield url, run
 

@@ -145,7 +145,10 @@ def judge_note(report: Mapping[str, Any]) -> str | None:
     judge = report.get("judge")
     if not isinstance(judge, Mapping):
         return None
-    return JudgeTrust.from_json(judge).gate_line()
+    try:
+        return JudgeTrust.from_json(judge).gate_line()
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"the report's judge cannot be read ({type(exc).__name__}: {exc}); it needs model, rubricHash, status, kappa and n") from exc
 
 
 def _unmet_gates(model: str, cases: Sequence[Mapping[str, Any]]) -> list[str]:
