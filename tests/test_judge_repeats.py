@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
+import jsonschema
 import pytest
 
 from evalcore.behaviour.runner import majority_verdict
@@ -48,6 +50,8 @@ def test_a_run_graded_three_times_reports_the_judges_consistency(tmp_path, refer
     assert consistency["fleissKappa"] == pytest.approx(1.0)
     assert consistency["cases"] == [{"model": run.model, "case": "greet", "judged": 5, "flipped": 0, "flipRate": 0.0}]
     assert run.report["models"][0]["metrics"]["task_completion"] == pytest.approx(3 / 5)
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(run.report)  # with its judge and judgeConsistency
     with duckdb.connect(str(run.db), read_only=True) as connection:
         rows = connection.execute("SELECT judge_json FROM attempts WHERE run_id = ? ORDER BY attempt", [run.run_id]).fetchall()
         plan = json.loads(connection.execute("SELECT plan_json FROM behaviour_runs WHERE run_id = ?", [run.run_id]).fetchone()[0])
