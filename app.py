@@ -21,6 +21,7 @@ PAGES = [
     st.Page("pages/1_Latency_and_cost.py", title="Latency and cost", url_path="Latency_and_cost"),
     st.Page("pages/2_Drift.py", title="Drift", url_path="Drift"),
     st.Page("pages/3_Flaky_cases.py", title="Flaky cases", url_path="Flaky_cases"),
+    st.Page("pages/8_Judge.py", title="Judge", url_path="Judge"),
     st.Page("pages/4_Run.py", title="Run", url_path="Run"),
     st.Page("pages/5_Export.py", title="Export", url_path="Export"),
 ]

@@ -26,6 +26,9 @@ report's serialisations (`evalcore.conformance.report`) return through it too.
     RobustnessScore              the Layer 2 verdicts of an attempt under a fault or attack
     AttemptRecord                one finished attempt, as stored
     RecordedExchange             one MCP request of a run and the server's answer, as recorded for replay
+    JudgeLabel                   a human's label of an attempt (does the final answer meet the rubric?)
+    LabelledVerdict              a judge's verdict on an attempt beside a human's label of it
+    JudgeTrust                   how far a judge (model and rubric) has shown it agrees with people, as a run used it
 
 The report records (case, model and run results) live in `evalcore.scoring.metrics`'
 output and are serialised by `evalcore.behaviour.report`; their JSON Schema is
@@ -267,6 +270,14 @@ class JudgeVerdict:
     score: float | None  # 0..1 when the rubric yields a grade
     reason: str
     judge_model: str
+    votes: tuple[bool, ...] = ()  # under `--judge-repeats K` > 1: each grading's verdict; `passed` is their majority
+
+    def to_json(self) -> dict[str, Any]:
+        """As the store keeps it (`judge_json`): the votes only when there were several gradings."""
+        document = asdict(self)
+        if not self.votes:
+            del document["votes"]
+        return document
 
 
 @dataclass(frozen=True)
@@ -408,7 +419,7 @@ class AttemptRecord:
                 "cost_usd": self.cost_usd,
                 "retries": self.retries,
                 "transcript_json": self.transcript_json,
-                "judge_json": json.dumps(asdict(self.judge)) if self.judge else None,
+                "judge_json": json.dumps(self.judge.to_json()) if self.judge else None,
                 "cached_from": self.cached_from,
                 "fault": self.robustness.fault if self.robustness is not None else None,
                 "error_kind": self.error_kind,
@@ -656,6 +667,8 @@ class RunReport:
     gate: RunGate | None = None
     drift: Mapping[str, Any] | None = None
     run_kind: str = "run"  # what the run is (evalcore.run_kinds): a run, merged shards, an arm, a replay
+    judge_consistency: Mapping[str, Any] | None = None  # under `--judge-repeats K` > 1: flip rates and Fleiss' κ
+    judge: JudgeTrust | None = None  # the run's judge, its agreement with people when the run started, and whether it gated
 
     @property
     def failing_cases(self) -> list[dict[str, Any]]:
@@ -725,6 +738,8 @@ class RunReport:
             "baseline": gate.baseline_run_id if gate is not None else None,
             "regressions": [r.to_json() for r in gate.regressions] if gate is not None else [],
             "drift": dict(self.drift) if self.drift is not None else None,
+            "judge": self.judge.to_json() if self.judge is not None else None,
+            "judgeConsistency": dict(self.judge_consistency) if self.judge_consistency is not None else None,
         }
 
 
@@ -738,3 +753,104 @@ def case_tally(passes: int, runs: int, errored: int = 0) -> str:
     if not runs:
         return f"{errored} errored" if errored else "no verdict"
     return f"{passes}/{runs} · {errored} errored" if errored else f"{passes}/{runs}"
+
+
+HumanLabel = Literal["pass", "fail"]
+HUMAN_LABELS: Final[tuple[HumanLabel, ...]] = ("pass", "fail")
+NO_RUBRIC: Final = "none"  # the rubric hash of a run whose golden set has no rubric file (its cases' rubrics alone)
+UNKNOWN_RUBRIC: Final = "unknown"  # the rubric hash of a run stored before runs kept their plan
+JudgeStatus = Literal["uncalibrated", "unreliable", "advisory", "trusted"]
+JudgePolicy = Literal["always", "trusted"]
+JUDGE_POLICIES: Final[tuple[JudgePolicy, ...]] = ("always", "trusted")
+
+
+@dataclass(frozen=True)
+class JudgeLabel:
+    """A human's label of one attempt: does its final answer meet the rubric (`pass`) or not (`fail`)? It belongs to the
+    attempt and to the rubric the attempt was judged against (`rubric_hash`, its run plan's), never to a later rubric."""
+
+    run_id: str
+    model: str
+    case_id: str
+    attempt: int
+    label: HumanLabel
+    labeller: str
+    note: str
+    rubric_hash: str
+    labelled_at: str = ""  # ISO time it was stored; empty before
+
+    def to_json(self) -> dict[str, Any]:
+        return published(
+            {
+                "run_id": self.run_id,
+                "model": self.model,
+                "case_id": self.case_id,
+                "attempt": self.attempt,
+                "label": self.label,
+                "labeller": self.labeller,
+                "note": self.note,
+                "rubric_hash": self.rubric_hash,
+                "labelled_at": self.labelled_at,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class LabelledVerdict:
+    """A judge's verdict on an attempt (`judge_passed`) beside a human's label of it (`human_passed`)."""
+
+    run_id: str
+    model: str
+    case_id: str
+    attempt: int
+    judge_model: str
+    rubric_hash: str
+    judge_passed: bool
+    human_passed: bool
+
+
+@dataclass(frozen=True)
+class JudgeTrust:
+    """A run's judge and how far it has shown it agrees with people (`evalcore.scoring.agreement`), as the run saw it when
+    it started, and whether its verdicts enter `passed` and the gate (`gated`: policy `always`, or the judge `trusted`)."""
+
+    model: str
+    rubric_hash: str
+    status: JudgeStatus
+    kappa: float | None  # None when κ is undefined (no labels, or every label and verdict of one class)
+    n: int
+    policy: JudgePolicy = "always"
+
+    @property
+    def gated(self) -> bool:
+        return self.policy == "always" or self.status == "trusted"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "rubricHash": self.rubric_hash,
+            "status": self.status,
+            "kappa": self.kappa,
+            "n": self.n,
+            "policy": self.policy,
+            "gated": self.gated,
+        }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> JudgeTrust:
+        kappa = document.get("kappa")
+        return cls(
+            model=str(document["model"]),
+            rubric_hash=str(document["rubricHash"]),
+            status=document["status"],
+            kappa=float(kappa) if kappa is not None else None,
+            n=int(document["n"]),
+            policy=document.get("policy", "always"),
+        )
+
+    def gate_line(self) -> str:
+        """What the CLI's gate line says of the judge, e.g. `judge uncalibrated (12 labels): task_completion reported, not gated`."""
+        kappa = f", κ {self.kappa:.2f}" if self.kappa is not None else ""
+        use = "task_completion gated" if self.gated else "task_completion reported, not gated"
+        why = "" if self.gated or self.policy != "trusted" else " (--judge-policy trusted)"
+        return f"judge {self.model} {self.status} ({self.n} label{'s' if self.n != 1 else ''}{kappa}): {use}{why}"

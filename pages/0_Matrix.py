@@ -8,6 +8,8 @@ each cell of the matrix is such a link.
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from evalcore.dashboard import data, figures, matrix_grid, widgets
@@ -62,6 +64,8 @@ else:
         widgets.layer0_verdict(verdict)
         for level, note in widgets.run_state_notes(data.run_list(db, RunFilters()), sorted(set(cells["run_id"]))):
             (st.info if level == "info" else st.warning)(note)
+        for note in widgets.judge_notes(data.run_judges(db, tuple(sorted(set(cells["run_id"]))))):
+            st.info(note)
         if bool(cells["simulated"].any()):
             st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
 
@@ -77,7 +81,10 @@ else:
         st.text(f"{labels[model]} · {case} · run {cell['run_id']} · {widgets.cell_summary(cell)}")
         attempts = data.attempts(db, str(cell["run_id"]), model, case)
         golden_path = str(attempts["golden_path"].iloc[0]) if not attempts.empty else ""
-        widgets.attempt_drilldown(attempts, data.expected_behaviour(golden_path, case) if golden_path else None, key=f"matrix_drill_{model}_{case}")
+        run_id = str(cell["run_id"])
+        labelling = widgets.HumanLabelling(data.attempt_labels(db, run_id, model, case), functools.partial(data.label_attempt, db, run_id, model, case))
+        expected = data.expected_behaviour(golden_path, case) if golden_path else None
+        widgets.attempt_drilldown(attempts, expected, key=f"matrix_drill_{model}_{case}", labelling=labelling)
 
         st.subheader("Per-model summary")
         st.caption("Click a row to drill into that model.")

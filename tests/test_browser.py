@@ -7,6 +7,7 @@ Screenshots of each test land in artifacts/screenshots/ (uploaded by CI).
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import io
 import os
@@ -25,6 +26,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from evalcore.commands.dashboard import streamlit_command
 from evalcore.dashboard import queries
 from tests.builders import finish_recorded_run
+from tests.judge_builders import JudgedRun, labelled_run
 from tests.waiting import wait_for_exit, wait_for_http
 
 # The first test here also builds the session's demo store and starts Streamlit and Chromium.
@@ -260,7 +262,8 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     markers = page.evaluate("() => document.querySelector('.js-plotly-plot').data[1].x.length")
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
-    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Run", "Export"]  # the same list whichever page a visit starts on
+    # the same list whichever page a visit starts on
+    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Judge", "Run", "Export"]
     # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
     expect(
         page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
@@ -459,3 +462,29 @@ def test_an_errored_cell_says_so_and_a_step_limited_attempt_says_it_at_its_top(h
     assert drawn["cells"] == {"peek-case": ["0/1"], "step-limit-case": ["0/1"], "upstream-error-case": ["1 errored"]}
     assert _colour_at(page, f"openai/{PAYLOAD}", "upstream-error-case") == (0xA6, 0xA6, 0xA6)  # dark grey
     expect(page.get_by_text("Attempt 1: FAIL · step limit reached after 8 turns")).to_be_visible(timeout=120_000)
+
+
+@pytest.fixture(scope="module")
+def judge_dashboard(tmp_path_factory, reference_url) -> Iterator[tuple[str, JudgedRun]]:
+    """The dashboard over a run graded by sim/judge, three of its six attempts labelled by a person."""
+    folder = tmp_path_factory.mktemp("judge-browser")
+    # in a thread of its own: the run's event loop cannot start in this one once Playwright's runs here
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+        run = worker.submit(labelled_run, folder, reference_url).result()
+    for url in _serve(run.db, folder):
+        yield url, run
+
+
+def test_labelling_an_attempt_on_the_drill_down_changes_the_judge_pages_figures(judge_dashboard, page):
+    url, run = judge_dashboard
+    page.goto(f"{url}/Judge")
+    expect(page.get_by_text(re.compile(r"^sim/judge · rubric [0-9a-f]{12}: uncalibrated \(3 label\(s\), fewer than 30\)$"))).to_be_visible(timeout=120_000)
+    page.goto(url + queries.drill_down_link(run.run_id, run.model, "greet", 3))  # an attempt of the labelling queue
+    expect(page.get_by_text("Attempt 3: PASS")).to_be_visible(timeout=120_000)
+    page.get_by_label("Note (optional)").fill("says goodbye, not hello")
+    page.get_by_label("Note (optional)").press("Enter")
+    _idle(page)
+    page.get_by_role("button", name="Human: does not").click()
+    expect(page.get_by_text("Human label: does not meet the rubric", exact=False)).to_be_visible(timeout=120_000)
+    page.goto(f"{url}/Judge")
+    expect(page.get_by_text(re.compile(r"^sim/judge · rubric [0-9a-f]{12}: uncalibrated \(4 label\(s\), fewer than 30\)$"))).to_be_visible(timeout=120_000)

@@ -25,6 +25,7 @@ from evalcore.errors import StoreError
 from evalcore.mcp.fingerprint import canonical_json
 from evalcore.models.tool_format import CatalogRewrite, ToolOverride
 from evalcore.models.types import ModelSpec
+from evalcore.records import JudgeTrust
 from evalcore.redaction import redact
 from evalcore.run_kinds import RUN_KINDS, RunKind
 
@@ -57,6 +58,9 @@ class RunPlan:
     replay_of: str | None = None  # the recorded run a replay serves
     shard: str | None = None  # "I/K" for one shard of a sharded plan
     model_scripts: Mapping[str, str] = field(default_factory=dict)  # a scripted sim model's name -> its script's sha256
+    # The judge's agreement with people when the run started, and `--judge-policy`: whether its verdicts enter `passed`
+    judge_trust: JudgeTrust | None = None
+    judge_repeats: int = 1  # `--judge-repeats K`: each attempt graded K times, the majority its verdict
     schema: int = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -70,9 +74,11 @@ class RunPlan:
         """The `--cache` key: sha256 over every input that can change what one attempt does or records.
 
         The model and its parameters; the case (by content hash) and the attempt number (repeats stay independent
-        samples); the server's surface (its fingerprint); the catalog rewrite the model saw; the judge and the rubric
-        it grades against; the harness (step limit, fault timeout, evalcore version). Not the kind: only the kinds
-        that may serve the cache are ever looked up.
+        samples); the server's surface (its fingerprint); the catalog rewrite the model saw; the judge, the rubric
+        it grades against, whether its verdict entered `passed` and how many times it graded (each only when it differs
+        from the default, so keys of runs stored before `--judge-policy` and `--judge-repeats` stay as they were); the
+        harness (step limit, fault timeout, evalcore version). Not the kind: only the kinds that may serve the cache
+        are ever looked up.
         """
         content = {
             "model": model_parameters(model),
@@ -84,7 +90,16 @@ class RunPlan:
             "rubric": self.rubric_sha256,
             "harness": {"max_steps": self.max_steps, "fault_timeout_s": self.fault_timeout_s, "evalcore_version": self.evalcore_version},
         }
+        if not self.judge_gates:
+            content["judgeGates"] = False
+        if self.judge_repeats != 1:
+            content["judgeRepeats"] = self.judge_repeats
         return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
+
+    @property
+    def judge_gates(self) -> bool:
+        """Whether the judge's verdicts enter `passed` and the gate: there is no judge, or its policy lets it."""
+        return self.judge_trust is None or self.judge_trust.gated
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +110,8 @@ class RunPlan:
             "modelScripts": dict(self.model_scripts),
             "runs": self.runs,
             "judge": _spec_json(self.judge) if self.judge is not None else None,
+            "judgeTrust": self.judge_trust.to_json() if self.judge_trust is not None else None,
+            "judgeRepeats": self.judge_repeats,
             "maxSteps": self.max_steps,
             "faultTimeoutS": self.fault_timeout_s,
             "runDate": self.run_date,
@@ -125,6 +142,8 @@ class RunPlan:
                 model_scripts=dict(document.get("modelScripts") or {}),
                 runs=int(document["runs"]),
                 judge=ModelSpec(**document["judge"]) if document.get("judge") else None,
+                judge_trust=JudgeTrust.from_json(document["judgeTrust"]) if document.get("judgeTrust") else None,
+                judge_repeats=int(document.get("judgeRepeats") or 1),
                 max_steps=int(document["maxSteps"]),
                 fault_timeout_s=float(document["faultTimeoutS"]),
                 run_date=str(document["runDate"]),

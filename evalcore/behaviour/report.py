@@ -23,6 +23,7 @@ from evalcore.models.types import ModelSpec
 from evalcore.records import AttemptOutcome, AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
 from evalcore.redaction import clip
 from evalcore.run_kinds import KIND_LABELS, run_status
+from evalcore.scoring.agreement import judge_consistency
 from evalcore.scoring.calls import ModelCallStats, ToolCallStats, model_call_stats, tool_call_stats
 from evalcore.scoring.metrics import MetricAttempt, run_metrics
 from evalcore.scoring.registry import registered
@@ -103,6 +104,18 @@ def build_report(
         run_kind=str(run.get("kind") or "run"),
     )
     return report, metric_sets
+
+
+def judge_consistency_of(records: Sequence[AttemptRecord], repeats: int) -> dict[str, Any] | None:
+    """The judge's agreement with itself (`evalcore.scoring.agreement.judge_consistency`) over the attempts it graded
+    `repeats` times; None when it graded each once (or there is no judge)."""
+    if repeats < 2:
+        return None
+    votes: dict[tuple[str, str], list[tuple[bool, ...]]] = {}
+    for record in records:
+        if record.judge is not None and len(record.judge.votes) >= 2:
+            votes.setdefault((record.model, record.case_id), []).append(tuple(record.judge.votes))
+    return judge_consistency(votes, repeats)
 
 
 def _call_telemetry(transcript_json: str | None) -> dict[str, Any]:

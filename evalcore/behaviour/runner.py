@@ -35,7 +35,7 @@ from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.plan import RunPlan, script_hashes
-from evalcore.behaviour.report import build_report
+from evalcore.behaviour.report import build_report, judge_consistency_of
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
@@ -53,15 +53,17 @@ from evalcore.models.pricing import turn_cost
 from evalcore.models.tool_format import CatalogRewrite
 from evalcore.models.types import ModelSpec, ModelTurn, ToolCall
 from evalcore.paths import golden_identity
-from evalcore.records import AttemptRecord, JudgeVerdict, RecordedExchange, RunReport
+from evalcore.records import NO_RUBRIC, AttemptRecord, JudgePolicy, JudgeTrust, JudgeVerdict, RecordedExchange, RunReport
 from evalcore.redaction import clip
 from evalcore.run_kinds import RunKind
+from evalcore.scoring.agreement import DEFAULT_THRESHOLDS, StatusThresholds, agreements, find
 from evalcore.scoring.attempt import score_attempt
 from evalcore.scoring.gate import decide
 from evalcore.scoring.scorers.robustness import robustness_record
 from evalcore.store import behaviour as store
 from evalcore.store.db import held_open
 from evalcore.store.exchanges import write_exchanges
+from evalcore.store.judge_labels import labelled_verdicts
 from evalcore.taxonomy import ErrorKind, attempt_error
 from evalcore.telemetry import spans
 from evalcore.telemetry.setup import tracing
@@ -98,6 +100,11 @@ class BehaviourConfig:
     catalog: CatalogRewrite = field(default_factory=CatalogRewrite)
     kind: RunKind = "run"  # what the run is (evalcore.run_kinds): only `run` and `merged` runs stand for the server
     replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`, kind `replay`)
+    # `--judge-policy`: `always` (the judge's verdicts enter `passed` and the gate) or `trusted` (only a trusted judge's do)
+    judge_policy: JudgePolicy = "always"
+    judge_thresholds: StatusThresholds = DEFAULT_THRESHOLDS  # when a judge is trusted (evalcore.scoring.agreement)
+    judge_trust: JudgeTrust | None = None  # the judge's standing: read from the labels as the run starts, or its plan's
+    judge_repeats: int = 1  # `--judge-repeats K` (odd): each attempt graded K times, the majority its verdict
 
     @property
     def golden_id(self) -> str:
@@ -159,6 +166,7 @@ async def _run_behaviour(
             await asyncio.to_thread(store.reopen_run, config.db_path, run_id)
         else:
             run_id = new_run_id or store.new_run_id()
+            config = with_judge_trust(config, golden)
         plan = build_plan(config, golden, fingerprint, str(target))
         if resume_run_id is None:
             await asyncio.to_thread(
@@ -211,6 +219,7 @@ def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, r
     a golden set edited since its last baseline is gated as a first run, and the gate says so.
     """
     report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
+    report = replace(report, judge=config.judge_trust, judge_consistency=judge_consistency_of(records, config.judge_repeats))
     golden_path, golden_hash = run["golden_path"], run["golden_hash"]
     baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
     notes: list[str] = []
@@ -262,6 +271,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
         client = McpClient(target.open(config.limits), limits=config.limits, client_capabilities=INPUT_CAPABILITIES)
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
+            config = with_judge_trust(config, golden)
             with _fault_proxy(config, golden, target) as proxy:
                 plan = build_plan(config, golden, fingerprint, str(target), shard)
                 records = await _execute(config, "", golden, client, tools, plan, progress, IN_PROCESS, proxy, shard=shard)
@@ -336,6 +346,22 @@ def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fing
     return run_id, restored
 
 
+def rubric_hash(golden: GoldenSet) -> str | None:
+    """sha256 of the golden set's rubric file, which the judge grades against; None without one."""
+    return hashlib.sha256(golden.rubric_text.encode("utf-8")).hexdigest() if golden.rubric_text is not None else None
+
+
+def with_judge_trust(config: BehaviourConfig, golden: GoldenSet) -> BehaviourConfig:
+    """`config` with its judge's standing as the stored labels show it now (`evalcore.scoring.agreement`), for the run
+    plan to carry; unchanged without a judge, or when it has one already (a resumed run keeps its plan's)."""
+    if config.judge is None or config.judge_trust is not None:
+        return config
+    rubric = rubric_hash(golden) or NO_RUBRIC
+    found = find(agreements(labelled_verdicts(config.db_path)), config.judge.name, rubric, config.judge_thresholds)
+    trust = JudgeTrust(config.judge.name, rubric, found.status, found.kappa, found.n, config.judge_policy)
+    return replace(config, judge_trust=trust)
+
+
 def planned_config(config: BehaviourConfig, plan: RunPlan, *, models: tuple[ModelSpec, ...], judge: ModelSpec | None) -> BehaviourConfig:
     """`config` set as `plan` says (kind, limits, date, gate bounds, catalog, replayed run), with these model specs (a
     plan's keep their endpoints redacted: the caller gives the ones to call)."""
@@ -352,6 +378,9 @@ def planned_config(config: BehaviourConfig, plan: RunPlan, *, models: tuple[Mode
         max_error_rate=plan.max_error_rate,
         catalog=plan.catalog,
         replay_of=plan.replay_of,
+        judge_trust=plan.judge_trust,
+        judge_policy=plan.judge_trust.policy if plan.judge_trust is not None else config.judge_policy,
+        judge_repeats=plan.judge_repeats,
     )
 
 
@@ -362,7 +391,7 @@ def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, tar
         golden_path=config.golden_id,
         golden_hash=golden.content_hash,
         cases=tuple(case.id for case in golden.cases),
-        rubric_sha256=hashlib.sha256(golden.rubric_text.encode("utf-8")).hexdigest() if golden.rubric_text is not None else None,
+        rubric_sha256=rubric_hash(golden),
         models=config.models,
         model_scripts=script_hashes(config.models, _read_script),
         runs=config.runs,
@@ -378,6 +407,8 @@ def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, tar
         catalog=config.catalog,
         replay_of=config.replay_of,
         shard=str(shard) if shard is not None else None,
+        judge_trust=config.judge_trust,
+        judge_repeats=config.judge_repeats,
     )
 
 
@@ -563,16 +594,20 @@ async def _attempt_record(
         from evalcore.models.judge import judge_answer
 
         try:
-            judge = await judge_answer(
-                config.judge,
-                rubric=golden.rubric_text or "",
-                case_rubric=rubric,
-                prompt=item.case.prompt,
-                tool_calls_summary=_calls_summary(transcript.tool_calls),
-                final_text=transcript.final_text,
-                models=models,
-                context=context,
-            )
+            verdicts = [
+                await judge_answer(
+                    config.judge,
+                    rubric=golden.rubric_text or "",
+                    case_rubric=rubric,
+                    prompt=item.case.prompt,
+                    tool_calls_summary=_calls_summary(transcript.tool_calls),
+                    final_text=transcript.final_text,
+                    models=models,
+                    context=context if repeat == 1 else {**context, "judge_repeat": repeat},
+                )
+                for repeat in range(1, config.judge_repeats + 1)
+            ]
+            judge = majority_verdict(verdicts)
         except ModelError as exc:  # the rubric cannot be skipped: the attempt is errored (judge), never passed without it
             error_kind, error_reason = "judge", clip(f"judge error: {exc}", 500)
     fired = faults_fired(injection, events) if injection is not None else 0
@@ -590,6 +625,7 @@ async def _attempt_record(
         model_turns=len(transcript.turns),
         judge_expected=judge_expected,
         refused=transcript.refused,
+        ungated=frozenset() if config.judge_trust is None or config.judge_trust.gated else frozenset({"judge"}),
     )
     robustness = robustness_record(item.case, {s.scorer: s for s in score.scores})
     stored_transcript = transcript.to_json()
@@ -619,6 +655,20 @@ async def _attempt_record(
         robustness=robustness,
         error_kind=error_kind,
     )
+
+
+def majority_verdict(verdicts: Sequence[JudgeVerdict]) -> JudgeVerdict:
+    """One grading's verdict as it is; of several (an odd number), the majority's, with the first reason that agrees with
+    it and every vote kept (`votes`), so the report can tell how often the judge changed its mind."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    votes = tuple(verdict.passed for verdict in verdicts)
+    passed = sum(votes) * 2 > len(votes)
+    chosen = next(verdict for verdict in verdicts if verdict.passed == passed)
+    scores = [verdict.score for verdict in verdicts if verdict.score is not None]
+    score = sum(scores) / len(scores) if len(scores) == len(verdicts) else None
+    reason = f"{sum(v == passed for v in votes)} of {len(votes)} gradings: {chosen.reason}"
+    return replace(chosen, passed=passed, score=score, reason=reason, votes=votes)
 
 
 def _reusable_attempts(config: BehaviourConfig, plan: RunPlan, run_id: str) -> dict[str, AttemptRecord]:

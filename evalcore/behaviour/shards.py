@@ -76,7 +76,10 @@ def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
 def plan_identity(plan: RunPlan, count: int) -> dict[str, Any]:
     """What every shard of one plan must agree on (JSON-ready), derived from its run plan; two shards with different
     identities never merge."""
+    # only when they differ from the default, so identities from before the judge's policy and repeats stay
+    judge = ({} if plan.judge_gates else {"judge_gates": False}) | ({} if plan.judge_repeats == 1 else {"judge_repeats": plan.judge_repeats})
     return {
+        **judge,
         "kind": plan.kind,
         "golden_hash": plan.golden_hash,
         "models": [model_parameters(model) for model in plan.models],

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evalcore.mcp.target import Target
     from evalcore.models.limits import LimitsTable
     from evalcore.models.types import ModelSpec
+    from evalcore.scoring.agreement import StatusThresholds
 
 DEFAULT_DB = Path("data/evals.duckdb")
 HEADER_HELP = (
@@ -219,3 +220,38 @@ def provider_limits(args: argparse.Namespace) -> LimitsTable:
     from evalcore.models.limits import parse_limits
 
     return parse_limits(args.max_connections, args.requests_per_minute, max_wait_s=args.rate_limit_wait)
+
+
+# --- the judge's standing ------------------------------------------------------------------------------------------
+
+
+def judge_threshold_options(parser: argparse.ArgumentParser, *, policy: bool = False) -> None:
+    """When a judge is uncalibrated, unreliable or trusted (evalcore.scoring.agreement.StatusThresholds): `run` and `judge-agreement`."""
+    if policy:
+        parser.add_argument(
+            "--judge-policy",
+            choices=("always", "trusted"),
+            default="always",
+            help="always: the judge's verdicts enter pass and the gate (default); trusted: only a judge whose agreement with human labels is trusted does",
+        )
+    parser.add_argument("--judge-min-labels", type=int, default=30, metavar="N", help="labels below which a judge is uncalibrated (default 30)")
+    parser.add_argument("--judge-unreliable-below", type=float, default=0.4, metavar="K", help="κ below which a judge is unreliable (default 0.4)")
+    parser.add_argument("--judge-trusted-min-labels", type=int, default=50, metavar="N", help="labels a trusted judge needs at least (default 50)")
+    parser.add_argument(
+        "--judge-trusted-lower-bound",
+        type=float,
+        default=0.6,
+        metavar="K",
+        help="the lowest lower bound of κ's 95%% interval a trusted judge may have (default 0.6)",
+    )
+
+
+def judge_thresholds_from_args(args: argparse.Namespace) -> StatusThresholds:
+    from evalcore.scoring.agreement import StatusThresholds
+
+    thresholds = StatusThresholds(args.judge_min_labels, args.judge_unreliable_below, args.judge_trusted_min_labels, args.judge_trusted_lower_bound)
+    if thresholds.min_labels < 0 or thresholds.trusted_min_labels < thresholds.min_labels:
+        raise ConfigError("--judge-trusted-min-labels must be at least --judge-min-labels, and both at least 0")
+    if not -1 <= thresholds.unreliable_below <= 1 or not -1 <= thresholds.trusted_lower_bound <= 1:
+        raise ConfigError("--judge-unreliable-below and --judge-trusted-lower-bound are κ values, between -1 and 1")
+    return thresholds

@@ -15,6 +15,8 @@ from evalcore.commands.options import (
     TargetChoice,
     db_option,
     judge_spec_from_args,
+    judge_threshold_options,
+    judge_thresholds_from_args,
     model_options,
     model_specs_from_args,
     provider_limit_options,
@@ -38,6 +40,14 @@ ORDER = 20
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", type=Path, metavar="PATH", help="golden set YAML (default golden/tasks.yaml, here or the bundled one)")
     model_options(parser, judge=True)
+    judge_threshold_options(parser, policy=True)
+    parser.add_argument(
+        "--judge-repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="grade each attempt K times (odd) and take the majority; the report gives the judge's flip rate and Fleiss' kappa",
+    )
     target_options(parser)
     parser.add_argument(
         "--replay-run",
@@ -131,6 +141,10 @@ def _command(args: argparse.Namespace) -> int:
         raise ConfigError("--runs, --concurrency and --model-concurrency must be at least 1")
     if not 0 < args.fault_timeout <= 120:
         raise ConfigError(f"--fault-timeout must be between 0 and 120 seconds, got {args.fault_timeout}")
+    if args.judge_repeats < 1 or args.judge_repeats % 2 == 0:
+        raise ConfigError(f"--judge-repeats must be odd (1, 3, 5, ...) so a majority exists, got {args.judge_repeats}")
+    if args.judge_repeats > 1 and judge is None:
+        raise ConfigError("--judge-repeats grades with the judge: give --judge MODEL too")
     if not 0 <= args.max_drop <= 1:
         raise ConfigError(f"--max-drop must be between 0 and 1, got {args.max_drop}")
     if not 0 <= args.max_error_rate <= 1:
@@ -180,6 +194,9 @@ def _command(args: argparse.Namespace) -> int:
         golden_limits=golden_limits,
         replay_of=args.replay_run,
         kind="replay" if args.replay_run else "run",
+        judge_policy=args.judge_policy,
+        judge_thresholds=judge_thresholds_from_args(args),
+        judge_repeats=args.judge_repeats,
     )
     check_models([*config.models, *([judge] if judge else [])])  # before the server starts or any attempt runs
     progress = Progress("running")  # closed however the run ends: its heartbeat thread stops with it

@@ -432,3 +432,54 @@ def default_pair(finished: pd.DataFrame) -> tuple[str, str]:
             return str(same_set[0]), str(candidate)
     run_ids = [str(run_id) for run_id in finished["run_id"]]
     return run_ids[min(1, len(run_ids) - 1)], run_ids[0]
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_judges(db: Path, run_ids: tuple[str, ...]) -> dict[str, Any]:
+    return queries.run_judges(db, run_ids)
+
+
+def judge_agreements(db: Path) -> list[Any]:
+    """Each judge's agreement with human labels, per rubric; read afresh whenever the store changed (a label just given)."""
+    return _judge_agreements(db, store_version(db))
+
+
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _judge_agreements(db: Path, version: tuple[int, ...]) -> list[Any]:
+    return queries.judge_agreements(db)
+
+
+def dangerous_attempts(db: Path, judge: str, rubric_hash: str) -> pd.DataFrame:
+    return _dangerous_attempts(db, judge, rubric_hash, store_version(db))
+
+
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _dangerous_attempts(db: Path, judge: str, rubric_hash: str, version: tuple[int, ...]) -> pd.DataFrame:
+    return queries.dangerous_attempts(db, judge, rubric_hash)
+
+
+def labelling_queue(db: Path, judge: str, rubric_hash: str, size: int) -> pd.DataFrame:
+    return _labelling_queue(db, judge, rubric_hash, size, store_version(db))
+
+
+@st.cache_data(ttl=STORE_TTL_S, max_entries=STORE_CACHE_ENTRIES, show_spinner=False)
+def _labelling_queue(db: Path, judge: str, rubric_hash: str, size: int, version: tuple[int, ...]) -> pd.DataFrame:
+    return queries.labelling_queue(db, judge, rubric_hash, size)
+
+
+def attempt_labels(db: Path, run_id: str, model: str, case_id: str) -> dict[int, Any]:
+    """The human labels of the drill-down's attempts: never cached, so a label shows as soon as it is given."""
+    return queries.attempt_labels(db, run_id, model, case_id)
+
+
+def label_attempt(db: Path, run_id: str, model: str, case_id: str, attempt: int, label: str, note: str) -> None:
+    """Store a human label of one attempt (the drill-down's buttons): the one write the dashboard makes to the store."""
+    import getpass
+
+    from evalcore.store.judge_labels import label_attempt as store_label
+
+    try:
+        labeller = getpass.getuser()
+    except (KeyError, OSError):
+        labeller = "dashboard"
+    store_label(db, (run_id, model, case_id, attempt), label, labeller=f"{labeller} (dashboard)", note=note)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import duckdb
 import numpy as np
@@ -38,11 +39,14 @@ import pandas as pd
 
 from evalcore.behaviour.metric_sets import metric_sets_on, run_metric_sets
 from evalcore.errors import StoreError
-from evalcore.records import AttemptScore, MetricSet
+from evalcore.records import AttemptScore, JudgeLabel, JudgeTrust, MetricSet
 from evalcore.run_kinds import KIND_LABELS, run_status, standing_kinds
+from evalcore.scoring.agreement import DEFAULT_THRESHOLDS, Agreement, StatusThresholds, agreements
+from evalcore.scoring.agreement import labelling_queue as sample_queue
 from evalcore.scoring.calls import execution_stats, model_turn_stats
 from evalcore.scoring.metrics import MetricAttempt, spend_metrics
 from evalcore.scoring.stats import run_flakiness
+from evalcore.store import judge_labels
 from evalcore.store.behaviour import effective_status
 from evalcore.store.db import connect
 from evalcore.store.export import export_query
@@ -1213,3 +1217,108 @@ def _pretty_json(value: str | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return json.dumps(json.loads(value), indent=2, ensure_ascii=False)
+
+
+# --- the judge: its standing per run, its agreement with human labels, the labelling queue ---------------------------
+
+
+def run_judges(path: Path, run_ids: Sequence[str]) -> dict[str, JudgeTrust]:
+    """The judge each of these runs graded with, as its stored report says (`RunReport.judge`): its status when the run
+    started and whether its verdicts gated; runs without a judge (or from before judges had a standing) are absent."""
+    if not run_ids:
+        return {}
+    frame = _frame(
+        path,
+        "SELECT run_id, json_extract(report_json, '$.judge') AS judge FROM behaviour_runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "AND json_extract(report_json, '$.judge') IS NOT NULL AND json_type(json_extract(report_json, '$.judge')) = 'OBJECT' ORDER BY run_id",
+        [list(run_ids)],
+        ["run_id", "judge"],
+    )
+    return {str(row.run_id): JudgeTrust.from_json(json.loads(str(row.judge))) for row in frame.itertuples(index=False)}
+
+
+JUDGE_COLUMNS = ("judge", "rubric", "status", "n", "agreement", "kappa", "kappa 95% CI", "TPR", "TNR", "why")
+ATTEMPT_LINK_COLUMNS = ("run_id", "model", "case_id", "attempt", "judge", "human", "labeller", "note", "drill_down")
+
+
+def judge_agreements(path: Path, thresholds: StatusThresholds = DEFAULT_THRESHOLDS) -> list[Agreement]:
+    """Each judge's agreement with human labels, per rubric (`evalcore.scoring.agreement`), as `judge-agreement` prints it."""
+    return agreements(judge_labels.labelled_verdicts(path), judge_labels.judges(path), thresholds)
+
+
+def agreement_table(found: Sequence[Agreement]) -> pd.DataFrame:
+    """One row per judge and rubric: its status and figures (κ undefined reads as such, never NaN)."""
+    rows = [
+        {
+            "judge": entry.model,
+            "rubric": entry.rubric_hash[:12],
+            "status": entry.status,
+            "n": entry.n,
+            "agreement": entry.agreement,
+            "kappa": entry.kappa,
+            "kappa 95% CI": f"[{entry.kappa_ci[0]:.2f}, {entry.kappa_ci[1]:.2f}]" if entry.kappa_ci is not None else "undefined",
+            "TPR": entry.tpr,
+            "TNR": entry.tnr,
+            "why": entry.reason,
+        }
+        for entry in found
+    ]
+    return pd.DataFrame(rows, columns=list(JUDGE_COLUMNS))
+
+
+def confusion_table(entry: Agreement) -> pd.DataFrame:
+    """The confusion matrix: the judge's verdict by row, the humans' label by column."""
+    counts = entry.confusion
+    return pd.DataFrame(
+        {
+            "human: pass": [counts.judge_pass_human_pass, counts.judge_fail_human_pass],
+            "human: fail": [counts.judge_pass_human_fail, counts.judge_fail_human_fail],
+        },
+        index=["judge: pass", "judge: fail"],
+    )
+
+
+def drill_down_link(run_id: str, model: str, case_id: str, attempt: int) -> str:
+    """The Matrix page's address of one attempt's drill-down (its run, model, case and attempt in the URL)."""
+    return "/?" + urlencode({"run": run_id, "model": model, "case": case_id, "attempt": attempt})
+
+
+def dangerous_attempts(path: Path, judge: str, rubric_hash: str) -> pd.DataFrame:
+    """The attempts this judge passed and a human failed under this rubric (the cell that lets a bad answer through the
+    gate), each with the human's note and a link to its drill-down."""
+    labels = {(label.run_id, label.model, label.case_id, label.attempt): label for label in judge_labels.load_labels(path)}
+    rows = []
+    for verdict in judge_labels.labelled_verdicts(path):
+        if verdict.judge_model != judge or verdict.rubric_hash != rubric_hash or not verdict.judge_passed or verdict.human_passed:
+            continue
+        key = (verdict.run_id, verdict.model, verdict.case_id, verdict.attempt)
+        label = labels[key]
+        rows.append({"run_id": key[0], "model": key[1], "case_id": key[2], "attempt": key[3], "judge": "pass", "human": "fail",
+                     "labeller": label.labeller, "note": label.note, "drill_down": drill_down_link(*key)})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(ATTEMPT_LINK_COLUMNS))
+
+
+def labelling_queue(path: Path, judge: str, rubric_hash: str, size: int = 20) -> pd.DataFrame:
+    """The attempts to label next for this judge and rubric: never one already labelled, stratified over models, cases
+    and both of the judge's verdicts (`evalcore.scoring.agreement.labelling_queue`), each with its drill-down link."""
+    candidates = [(key, verdict) for key, verdict, labelled in judge_labels.judged_attempts(path, judge_model=judge, rubric_hash=rubric_hash) if not labelled]
+    rows = [
+        {
+            "run_id": key[0],
+            "model": key[1],
+            "case_id": key[2],
+            "attempt": key[3],
+            "judge": "pass" if verdict else "fail",
+            "human": "",
+            "labeller": "",
+            "note": "",
+            "drill_down": drill_down_link(*key),
+        }  # fmt: skip
+        for key, verdict in sample_queue(candidates, size)
+    ]
+    return pd.DataFrame(rows, columns=list(ATTEMPT_LINK_COLUMNS))
+
+
+def attempt_labels(path: Path, run_id: str, model: str, case_id: str) -> dict[int, JudgeLabel]:
+    """The human labels of one model's attempts at one case in one run, by attempt (the drill-down shows them)."""
+    return judge_labels.attempt_labels(path, run_id, model, case_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,12 @@ def run_state_notes(runs: pd.DataFrame, run_ids: Sequence[str]) -> list[tuple[st
     return notes
 
 
+def judge_notes(judges: Mapping[str, Any]) -> list[str]:
+    """What the Matrix says beside its judge-based figures (task completion, and the pass rate it enters): each shown
+    run's judge, its standing when the run started and whether it gated, as the run's gate line says it."""
+    return [f"Run {run_id}: {trust.gate_line()}. Judge page: its agreement with human labels." for run_id, trust in sorted(judges.items())]
+
+
 def clicked_cell(event: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """(model, case_id) of the first matrix cell a plotly selection event points at; None without one.
 
@@ -294,12 +301,15 @@ def clip(value: Any, limit: int = LINE_CHARS) -> str:
     return redaction.clip(str(value), limit)
 
 
-def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False) -> int | None:
+def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectable: bool = False, links: Mapping[str, str] | None = None) -> int | None:
     """A dataframe (cells are plain text) with a CSV download button under it; with `selectable`, the clicked row's position.
+    `links` names the columns that hold a page's address, each shown as a link reading the given text.
 
     The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
     """
     shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    for column, text in (links or {}).items():
+        config[column] = st.column_config.LinkColumn(column.replace("_", " "), display_text=text)
     if selectable:
         event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="single-row", key=f"table_{name}")
     else:
@@ -488,25 +498,39 @@ def _with_short_models(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(model=frame["model"].map(lambda model: labels[str(model)]))
 
 
-def attempt_drilldown(attempts: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str) -> None:
-    """The attempts of one model x case in one run: pick one, or two to compare side by side (a failing one beside a passing one first)."""
-    attempt_pair(attempts, attempts, expected, key=key)
+@dataclass(frozen=True)
+class HumanLabelling:
+    """What the drill-down needs to let a person label its attempts (the Judge page measures the judge against them):
+    the labels given so far, by attempt, and how to store one (attempt, "pass" | "fail", note)."""
+
+    labels: Mapping[int, Any]  # attempt -> evalcore.records.JudgeLabel
+    save: Callable[[int, str, str], None]
 
 
-def attempt_pair(left: pd.DataFrame, right: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str) -> None:
-    """An attempt of `left` (a failing one first) beside one of `right` (a passing one first), or alone when "(none)" is picked."""
+def attempt_drilldown(attempts: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str, labelling: HumanLabelling | None = None) -> None:
+    """The attempts of one model x case in one run: pick one, or two to compare side by side (a failing one beside a passing one first).
+    With `labelling`, each judged attempt offers the buttons "Human: meets the rubric / does not"."""
+    attempt_pair(attempts, attempts, expected, key=key, labelling=labelling)
+
+
+def attempt_pair(left: pd.DataFrame, right: pd.DataFrame, expected: Mapping[str, Any] | None, *, key: str, labelling: HumanLabelling | None = None) -> None:
+    """An attempt of `left` (a failing one first, or the one the URL's `attempt` names) beside one of `right` (a passing
+    one first), or alone when "(none)" is picked."""
     if left.empty:
         st.info("No attempts for this model and case in the chosen run.")
         return
     left_rows, right_rows = _by_attempt(left), _by_attempt(right)
     same = left is right
     first = next((n for n, row in left_rows.items() if not bool(row["passed"])), next(iter(left_rows)))
+    wanted = st.query_params.get("attempt")
+    if wanted is not None and wanted.isdigit() and int(wanted) in left_rows:
+        first = int(wanted)  # a link to one attempt (the Judge page's): it opens alone
     picker, comparer = st.columns(2)
     chosen = picker.selectbox("Attempt", list(left_rows), index=list(left_rows).index(first), format_func=lambda n: _label(left_rows[n]), key=f"{key}_attempt")
     others: list[int | None] = [None, *[n for n in right_rows if not (same and n == chosen)]]
     second = next((n for n in others[1:] if n is not None and bool(right_rows[n]["passed"])), None)
-    if same and bool(left_rows[chosen]["passed"]):
-        second = None  # a passing attempt alone, unless asked
+    if same and (bool(left_rows[chosen]["passed"]) or wanted == str(chosen)):
+        second = None  # a passing attempt (or the one a link names) alone, unless asked
     compare = comparer.selectbox(
         "Compare with",
         others,
@@ -518,11 +542,11 @@ def attempt_pair(left: pd.DataFrame, right: pd.DataFrame, expected: Mapping[str,
         with st.expander("What the golden set expects of this case"):
             st.code(_expected_text(expected), language=None, wrap_lines=True)
     if compare is None:
-        attempt_view(left_rows[chosen], expected, key=f"{key}_left")
+        attempt_view(left_rows[chosen], expected, key=f"{key}_left", labelling=labelling)
         return
     for column, (row, side) in zip(st.columns(2), ((left_rows[chosen], "left"), (right_rows[compare], "right")), strict=True):
         with column:
-            attempt_view(row, expected, key=f"{key}_{side}")
+            attempt_view(row, expected, key=f"{key}_{side}", labelling=labelling if same else None)
 
 
 def _by_attempt(frame: pd.DataFrame) -> dict[int, pd.Series]:
@@ -533,7 +557,7 @@ def _label(row: pd.Series) -> str:
     return f"attempt {int(row['attempt'])} · {'PASS' if bool(row['passed']) else 'FAIL'}"
 
 
-def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str) -> None:
+def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str, labelling: HumanLabelling | None = None) -> None:
     """One attempt as a conversation: verdicts, why it failed, expected vs actual calls, each step in order, raw JSON behind a toggle."""
     passed = bool(row["passed"])
     transcript = _transcript(row.get("transcript"))
@@ -567,6 +591,8 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
                 code_block(entry.body or "—")
     if row["judge"]:
         show_text("Judge", row["judge"])
+        if labelling is not None:
+            human_label(int(row["attempt"]), labelling, key=f"{key}_human")
     if row["fault_log"]:
         show_text("Injected fault or attack, and what the proxy did (Layer 2)", row["fault_log"])
     st.text(
@@ -577,6 +603,28 @@ def attempt_view(row: pd.Series, expected: Mapping[str, Any] | None, *, key: str
     st.text(f"model version: {clip(version_label(row['model_version']))}" + (" (simulated)" if bool(row["simulated"]) else ""))
     if st.toggle("Raw JSON", key=f"{key}_raw"):
         st.code(json.dumps(transcript, indent=2, ensure_ascii=False), language="json")
+
+
+def human_label(attempt: int, labelling: HumanLabelling, *, key: str) -> None:
+    """A person's verdict on the attempt's final answer against the rubric, beside the judge's: the label given so far,
+    a note, and the buttons that store a new one (it replaces the old)."""
+    given = labelling.labels.get(attempt)
+    if given is not None:
+        verdict = "meets the rubric" if given.label == "pass" else "does not meet the rubric"
+        st.text(f"Human label: {verdict} ({given.labeller}{': ' + given.note if given.note else ''})")
+    else:
+        st.caption("No human label yet: does the final answer meet the rubric? (The Judge page measures the judge against these labels.)")
+    note = st.text_input("Note (optional)", key=f"{key}_note", value=given.note if given is not None else "")
+    meets, fails = st.columns(2)
+    choice = "pass" if meets.button("Human: meets the rubric", key=f"{key}_pass") else "fail" if fails.button("Human: does not", key=f"{key}_fail") else None
+    if choice is None:
+        return
+    try:
+        labelling.save(attempt, choice, note)
+    except EvalcoreError as exc:
+        st.error(f"The label was not stored: {exc}")
+        return
+    st.rerun()
 
 
 def version_label(version: Any) -> str:

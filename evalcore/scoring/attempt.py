@@ -34,11 +34,14 @@ def score_attempt(
     model_turns: int = 0,
     judge_expected: bool = False,
     refused: bool = False,
+    ungated: frozenset[str] = frozenset(),
 ) -> AttemptScore:
     """Score the calls one attempt made, in the order it made them; reasons name every failed part.
 
     `errored` is the reason of an errored attempt (`evalcore.taxonomy`): it gets no score at all
-    and does not pass; the reason is kept so the report can say what happened.
+    and does not pass; the reason is kept so the report can say what happened. The scorers in `ungated` score and
+    are shown, but their verdicts do not enter `passed` (a judge not trusted under `--judge-policy trusted`), nor the
+    reasons a failed attempt gives.
     """
     if errored is not None:
         return AttemptScore((), False, (errored,))
@@ -48,6 +51,6 @@ def score_attempt(
     for scorer in registered():
         score = scorer.score(attempt, scores)
         scores[scorer.id] = score
-        passed = passed and scorer.passes(score)
+        passed = passed and (scorer.id in ungated or scorer.passes(score))
     ordered = tuple(scores.values())
-    return AttemptScore(ordered, passed, tuple(reason for score in ordered for reason in score.reasons))
+    return AttemptScore(ordered, passed, tuple(reason for score in ordered if score.scorer not in ungated for reason in score.reasons))

@@ -8,7 +8,8 @@ Both sides are behaviour reports as `run --out` writes them (`RunReport.to_json`
                  "cases": [{"id": "weather-paris", "kind": "hard", "passes": 5, "runs": 5, "pass_rate": 1.0, "gate_passed": true}]}]}
 
 A regression is a metric the registry marks for the run gate (`registry.regression_metrics`: the
-pass rate and each gating scorer's) that got worse by more than `max_drop` (absolute, in rate
+pass rate and each gating scorer's; not the judge's `task_completion` when the report's `judge` says
+it does not gate, under `--judge-policy trusted`) that got worse by more than `max_drop` (absolute, in rate
 units). Drift up to and including `max_drop` passes, because five runs at temperature 0 still
 move a rate by a case or two. Each regression names the cases of that model whose pass rate
 fell. A metric the baseline has and this run could not measure (every attempt of a case
@@ -33,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from evalcore.errors import ConfigError
-from evalcore.records import Incomplete, Regression, RunGate, case_tally
+from evalcore.records import Incomplete, JudgeTrust, Regression, RunGate, case_tally
 from evalcore.run_kinds import KIND_LABELS, RunOutcome, eligibility
-from evalcore.scoring.registry import regression_metrics
+from evalcore.scoring.registry import get, regression_metrics
 
 DEFAULT_MAX_DROP: Final = 0.02
 # Rates are ratios of small counts; without a tolerance 0.90 - 0.88 = 0.0200000000000000018 would fail a 0.02 bound.
@@ -69,6 +70,7 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
     not_compared: list[str] = []
     unmet: list[str] = []
     case_drops: dict[tuple[str, str], tuple[float, float]] = {}
+    ungated = ungated_metrics(report)
     if report.get("runs") != baseline.get("runs"):
         notes.append(f"runs per case differ: {report.get('runs')} now, {baseline.get('runs')} in the baseline; rates are less comparable")
 
@@ -90,6 +92,8 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
         fallen = _fallen_cases(previous.get("cases", []), cases)
         case_drops.update({(model, case_id): rates for case_id, rates in fallen.items()})
         for metric, direction in regression_metrics():
+            if metric in ungated:
+                continue
             before, after = previous["metrics"].get(metric), entry["metrics"].get(metric)
             if before is None:
                 if after is not None:
@@ -127,6 +131,26 @@ def compare_to_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any], 
     )
 
 
+def ungated_metrics(report: Mapping[str, Any]) -> frozenset[str]:
+    """The metrics the run gate leaves out: the judge's, when the report's `judge` says its verdicts do not gate."""
+    judge = report.get("judge")
+    if isinstance(judge, Mapping) and judge.get("gated") is False:
+        return frozenset({get("judge").metric})
+    return frozenset()
+
+
+def judge_note(report: Mapping[str, Any]) -> str | None:
+    """What the gate says of the run's judge, e.g. `judge sim/judge uncalibrated (12 labels): task_completion reported,
+    not gated`; None for a run without a judge."""
+    judge = report.get("judge")
+    if not isinstance(judge, Mapping):
+        return None
+    try:
+        return JudgeTrust.from_json(judge).gate_line()
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"the report's judge cannot be read ({type(exc).__name__}: {exc}); it needs model, rubricHash, status, kappa and n") from exc
+
+
 def _unmet_gates(model: str, cases: Sequence[Mapping[str, Any]]) -> list[str]:
     """The case gates among `cases` this run did not meet, as `model case passes/runs`."""
     return [
@@ -159,6 +183,8 @@ def decide(
     `kind` is the run's kind (`evalcore.run_kinds`): a kind that may never be a baseline (an arm, a replay) is never
     green, and its reason says so. `notes` are the caller's, added to the gate's (e.g. an edited golden set).
     """
+    judge = judge_note(report)
+    notes = (*notes, judge) if judge else tuple(notes)
     failing = [f"{c['model']} {c['case']} {case_tally(c['passes'], c['runs'], c.get('errored', 0))}" for c in report["caseGates"]["failing"]]
     case_gates_met = not failing
     unmet = f"{len(failing)} case gate(s) not met ({', '.join(failing[:3])}{', …' if len(failing) > 3 else ''})"

@@ -330,7 +330,7 @@ def record_from_row(
         cost_usd=row["cost_usd"],
         retries=int(row["retries"] or 0),
         transcript_json=row["transcript_json"],
-        judge=JudgeVerdict(**json.loads(row["judge_json"])) if row["judge_json"] else None,
+        judge=_judge_verdict(row["judge_json"]) if row["judge_json"] else None,
         cached_from=row["cached_from"],
         robustness=robustness if robustness is not None else robustness_from_row(row),
         error_kind=row.get("error_kind"),
@@ -489,3 +489,8 @@ def _execute(path: Path, sql: str, parameters: list[Any]) -> None:
 
 def _process_alive(pid: int) -> bool:
     return pid == os.getpid() or process_exists(pid)
+
+
+def _judge_verdict(judge_json: str) -> JudgeVerdict:
+    document = json.loads(judge_json)
+    return JudgeVerdict(**{**document, "votes": tuple(document.get("votes") or ())})

@@ -361,6 +361,23 @@ MIGRATIONS: tuple[str | Callable[[duckdb.DuckDBPyConnection], None], ...] = (
         WHEN json_extract_string(config_json, '$.replay_of') IS NOT NULL THEN 'replay'
         ELSE 'run' END;
     """,
+    # 15: human labels of attempts, to measure a judge against (evalcore.scoring.agreement): does the final answer meet
+    # the rubric? One label per attempt (a new one replaces it), tied to the rubric text the attempt was judged against
+    # (its run plan's rubric hash), so an edited rubric starts its figures afresh.
+    """
+    CREATE TABLE judge_labels (
+        run_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        label VARCHAR NOT NULL,            -- pass | fail
+        labeller VARCHAR NOT NULL,
+        note VARCHAR NOT NULL,
+        labelled_at TIMESTAMPTZ NOT NULL,
+        rubric_hash VARCHAR NOT NULL,      -- sha256 of the rubric file; 'none' without one; 'unknown' for a run without a plan
+        PRIMARY KEY (run_id, model, case_id, attempt)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 LOCK_WAIT_S = 10.0
