@@ -57,6 +57,7 @@ class RunPlan:
     replay_of: str | None = None  # the recorded run a replay serves
     shard: str | None = None  # "I/K" for one shard of a sharded plan
     model_scripts: Mapping[str, str] = field(default_factory=dict)  # a scripted sim model's name -> its script's sha256
+    host_versions: Mapping[str, str] = field(default_factory=dict)  # a host model's name -> its host and version (evalcore.hosts)
     schema: int = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -76,6 +77,7 @@ class RunPlan:
         """
         content = {
             "model": model_parameters(model),
+            **({"host": self.host_versions[model.name]} if model.name in self.host_versions else {}),
             "case": case_hash,
             "attempt": attempt,
             "server": self.server_fingerprint,
@@ -93,6 +95,7 @@ class RunPlan:
             "golden": {"path": self.golden_path, "hash": self.golden_hash, "cases": list(self.cases), "rubricSha256": self.rubric_sha256},
             "models": [_spec_json(spec) for spec in self.models],
             "modelScripts": dict(self.model_scripts),
+            **({"hostVersions": dict(self.host_versions)} if self.host_versions else {}),
             "runs": self.runs,
             "judge": _spec_json(self.judge) if self.judge is not None else None,
             "maxSteps": self.max_steps,
@@ -123,6 +126,7 @@ class RunPlan:
                 rubric_sha256=golden.get("rubricSha256"),
                 models=tuple(ModelSpec(**spec) for spec in document["models"]),
                 model_scripts=dict(document.get("modelScripts") or {}),
+                host_versions=dict(document.get("hostVersions") or {}),
                 runs=int(document["runs"]),
                 judge=ModelSpec(**document["judge"]) if document.get("judge") else None,
                 max_steps=int(document["maxSteps"]),

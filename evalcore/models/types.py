@@ -46,4 +46,4 @@ class ModelSpec:
 
     @property
     def simulated(self) -> bool:
-        return self.name.startswith("sim/")
+        return self.name.startswith("sim/") or (self.name.startswith("host/") and ":sim/" in self.name)  # a host on a sim model
