@@ -163,9 +163,7 @@ def responses_input(body: Mapping[str, Any], server: str) -> PolicyInput:
     """A Responses request as the sim policies read it (see the module docstring)."""
     wire_names: dict[str, str] = {}
     tools: list[dict[str, Any]] = []
-    for tool in body.get("tools") or ():
-        if not isinstance(tool, Mapping) or tool.get("type") != "function":
-            continue
+    for tool in _responses_tools(body.get("tools") or (), server):
         mcp = mcp_tool_name(str(tool.get("name", "")), server)
         if mcp is not None:
             wire_names[mcp] = str(tool["name"])
@@ -180,7 +178,8 @@ def responses_input(body: Mapping[str, Any], server: str) -> PolicyInput:
             continue
         kind = item.get("type", "message")
         if kind == "function_call":
-            mcp = mcp_tool_name(str(item.get("name", "")), server)
+            full = f"{item['namespace']}__{item.get('name')}" if item.get("namespace") else str(item.get("name", ""))
+            mcp = mcp_tool_name(full, server)
             if mcp is not None:
                 mcp_ids.add(str(item.get("call_id")))
                 call = {"id": str(item.get("call_id")), "type": "function", "function": {"name": mcp, "arguments": str(item.get("arguments") or "{}")}}
@@ -193,6 +192,25 @@ def responses_input(body: Mapping[str, Any], server: str) -> PolicyInput:
             if text and not _is_host_context(text):
                 messages.append({"role": item["role"], "content": text})
     return PolicyInput(tuple(messages), tuple(tools), wire_names)
+
+
+def _responses_tools(tools: Any, server: str) -> list[Mapping[str, Any]]:
+    """The function tools of a Responses request, a namespace's (`mcp__server`) named `mcp__server__tool`."""
+    found: list[Mapping[str, Any]] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        if tool.get("type") == "function":
+            found.append(tool)
+        elif tool.get("type") == "namespace":
+            found += [{**inner, "name": f"{tool.get('name')}__{inner.get('name')}"} for inner in tool.get("tools") or () if isinstance(inner, Mapping)]
+    return found
+
+
+def _namespaced(name: str) -> dict[str, str]:
+    """A Responses call's name, and its namespace when the tool came from one (`mcp__server__tool`)."""
+    namespace, separator, tool = name.rpartition("__")
+    return {"name": tool, "namespace": namespace} if separator and namespace.startswith("mcp__") else {"name": name}
 
 
 def _is_host_context(text: str) -> bool:
@@ -208,7 +226,7 @@ def responses_output(reply: SimReply, policy: PolicyInput, turn: int) -> list[di
     for index, call in enumerate(reply.tool_calls):
         name = policy.wire_names.get(call.name, call.name)
         identifier = call_id(turn, index)
-        item = {"type": "function_call", "id": f"fc_{identifier}", "call_id": identifier, "name": name, "arguments": call.arguments}
+        item = {"type": "function_call", "id": f"fc_{identifier}", "call_id": identifier, **_namespaced(name), "arguments": call.arguments}
         output.append({**item, "status": "completed"})
     return output
 
