@@ -174,3 +174,33 @@ def test_a_host_that_hangs_asks_for_approval_or_crashes_is_an_errored_attempt_th
     assert transcript.error == f"host/claude-code: {reason}"
     if mode == "hang":
         assert _gone(int(pidfile.read_text()))  # the host's own child went with it
+
+
+def test_the_two_sides_disagreeing_is_written_on_the_attempt():
+    from evalcore.hosts.attempt import cross_check
+    from evalcore.hosts.report import StreamCall
+    from evalcore.records import ToolCall
+
+    said = [StreamCall("t1", "get_weather", {"city": "Paris"})]
+    assert cross_check(said, [ToolCall("c1", "get_weather", {"city": "Paris"})]) is None
+    assert cross_check(said, []) == "the host's stream shows 1 MCP call(s) ['get_weather'], the recorded exchanges 0 []"
+    assert cross_check(said, [ToolCall("c1", "get_weather", {"city": "Rome"})]) is not None  # same tool, other arguments
+
+
+def test_drift_tells_a_host_update_from_a_model_update():
+    from datetime import date
+
+    from evalcore.drift.attribution import action_sentence, attribute
+    from evalcore.drift.types import Fingerprints
+
+    def prints(version: str) -> Fingerprints:
+        return Fingerprints(server="s", model_version=version, case_hash="c", evalcore_version="1")
+
+    before, host, model = prints("claude-code 2.1.332 / sim-1"), prints("claude-code 2.1.340 / sim-1"), prints("claude-code 2.1.332 / sim-2")
+    runs = {"last_good": ("r1", date(2026, 12, 1)), "first_after": ("r2", date(2026, 12, 2))}
+    by_host, by_model = attribute("drop", before, host, **runs), attribute("drop", before, model, **runs)
+    assert by_host.label == "host update (claude-code 2.1.332 -> claude-code 2.1.340)"
+    assert by_model.label == "model update"
+    on = date(2026, 12, 2)
+    sentence = action_sentence("drop", by_host, model="host/claude-code:x", case_id="c", change_date=on, rates=(1.0, 0.5), before=before, after=host)
+    assert sentence.startswith("The agent host changed from claude-code 2.1.332 to claude-code 2.1.340 on 2026-12-02")
