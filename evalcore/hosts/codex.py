@@ -4,11 +4,12 @@
 
 `<attempt>/home/config.toml` names only the server under test (`[mcp_servers.target]`, the tap's URL), the model
 and, with an endpoint, a provider `evalcore` (`wire_api = "responses"`, `base_url` the sim's or `--api-base`, its
-key read from `OPENAI_API_KEY`), `approval_policy = "never"` (nothing waits for an approval) and
-`sandbox_mode = "read-only"`.
+key read from `OPENAI_API_KEY`), `approval_policy = "never"` (nothing waits for an approval),
+`sandbox_mode = "read-only"`, `web_search = "disabled"` and Codex's own tools switched off (`SWITCHED_OFF`).
 
-What Codex cannot switch off here: its shell tool (`exec_command`, confined to the read-only sandbox in an empty
-working folder), its MCP resource tools and its plan/goal tools; its own system prompt.
+What Codex cannot switch off here: its MCP-resource tools (`list_mcp_resources`, `read_mcp_resource`, ...) and
+`request_user_input` (Plan mode only); its own system prompt. The pinned Codex speaks MCP 2026-07-28 only behind
+its under-development `mcp_2026_07_28` feature, which evalcore leaves as shipped (off).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from evalcore.hosts.claude_code import HostCommand
 from evalcore.hosts.report import HostReport, StreamCall
 
 SERVER_NAME = "target"
+# Codex's own tools switched off: the shell (and its exec sessions), sub-agents, goals, images, apps, the browser, skills.
+SWITCHED_OFF = ("shell_tool", "unified_exec", "multi_agent", "goals", "view_image", "image_generation", "apps", "browser_use", "skill_search")
 KEY_VARIABLE = "OPENAI_API_KEY"
 
 
@@ -30,7 +33,8 @@ def _toml(value: str) -> str:
 
 
 def config_toml(*, mcp_url: str, model: str, base_url: str | None, system: str) -> str:
-    lines = [f"model = {_toml(model)}", 'approval_policy = "never"', 'sandbox_mode = "read-only"', "check_for_update_on_startup = false"]
+    lines = [f"model = {_toml(model)}", 'approval_policy = "never"', 'sandbox_mode = "read-only"', 'web_search = "disabled"']
+    lines.append("check_for_update_on_startup = false")
     if system.strip():
         lines.append(f"developer_instructions = {_toml(system)}")
     if base_url:
@@ -44,6 +48,7 @@ def config_toml(*, mcp_url: str, model: str, base_url: str | None, system: str) 
             "request_max_retries = 0",
             "stream_max_retries = 0",
         ]
+    lines += ["[features]", *(f"{feature} = false" for feature in SWITCHED_OFF)]
     lines += [f"[mcp_servers.{SERVER_NAME}]", f"url = {_toml(mcp_url)}"]
     return "\n".join(lines) + "\n"
 

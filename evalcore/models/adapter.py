@@ -80,8 +80,8 @@ DEFAULT_BACKOFF = Backoff()
 
 
 def needs_litellm(spec: ModelSpec) -> bool:
-    """Whether calls to this model go through litellm (every model but those on the direct route)."""
-    return direct.route_of(spec) is None
+    """Whether calls to this model go through litellm (every model but those on the direct route and agent hosts)."""
+    return not spec.name.startswith("host/") and direct.route_of(spec) is None
 
 
 def start_litellm_import(models: Sequence[ModelSpec | None] | None = None) -> None:
