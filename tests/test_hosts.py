@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from evalcore.cli import main
+from evalcore.dashboard.conversation import conversation
 from evalcore.errors import TargetError
 from evalcore.hosts.attempt import host_runtime, run_host_attempt
 from evalcore.mcp.local_server import LocalServerProcess
@@ -94,6 +95,9 @@ def test_claude_code_on_the_reference_server_is_scored_from_what_it_sent_and_cro
     assert header["role"] == "host" and header["cross_check"] == "agree"  # the host's own stream says what the tap recorded
     assert host["model_version"].startswith("claude-code 2.1.") and host["model_version"].endswith("/ sim-host-1")
     assert host["final_text"] == "It is partly cloudy in Paris." and host["error_kind"] is None
+    shown = [(entry.kind, entry.title) for entry in conversation(json.loads(host["transcript_json"]))]  # the drill-down
+    assert shown[0][1].startswith("Host claude-code 2.1.") and shown[0][1].endswith("cross-check: agree")
+    assert shown[1:] == [("user", "User"), ("tool_call", "Tool call · get_weather"), ("tool_result", shown[3][1]), ("assistant", "Assistant")]
     with duckdb.connect(str(tmp_path / "evals.duckdb"), read_only=True) as db:
         plan = json.loads(db.execute("SELECT plan_json FROM behaviour_runs").fetchone()[0])
         calls = db.execute("SELECT count(*) FROM run_exchanges WHERE method = 'tools/call'").fetchone()[0]
@@ -133,6 +137,15 @@ def test_both_hosts_on_an_official_sdk_server_make_the_scripted_call(hosts_on_pa
     assert _executed(row) == [("add", {"a": 2, "b": 3})] and row["passed"]
     assert json.loads(row["transcript_json"])["messages"][0]["cross_check"] == "agree"
     assert "5" in json.dumps(json.loads(row["transcript_json"])["executions"][0]["result"])
+
+
+def test_a_stdio_server_is_started_by_evalcore_and_bridged_to_the_host(hosts_on_path, tmp_path, capsys):
+    code, rows = _run(tmp_path, GOLDEN.split("  - id: hello")[0], "host/claude-code:MODEL", "--stdio", f"{sys.executable} -m evalcore.demo_server --stdio")
+    capsys.readouterr()
+
+    row = rows["host/claude-code", "weather"]
+    assert code == 0, row["error"]
+    assert _executed(row) == [("get_weather", {"city": "Paris"})] and row["passed"]
 
 
 def _fake_host(tmp_path: Path, mode: str) -> tuple[Path, Path]:

@@ -95,7 +95,7 @@ async def run_host_attempt(runtime: HostRuntime, spec: ModelSpec, *, prompt: str
     if untestable is not None:
         runtime.untestable[spec.name] = untestable
         return _errored(untestable, report.events)
-    return transcript_of(spec, parsed, output, report, log, version)
+    return transcript_of(spec, parsed, output, report, log, version, prompt)
 
 
 def _server_name(parsed: HostModel) -> str:
@@ -137,7 +137,14 @@ def _errored(reason: str, events: Sequence[Mapping[str, Any]]) -> Transcript:
     return Transcript(tuple(events), (), (), None, "model_error", reason)
 
 
-def transcript_of(spec: ModelSpec, parsed: HostModel, output: SessionOutput, report: HostReport, log: TapLog, version: str) -> Transcript:
+def host_header(version: str, report: HostReport, mismatch: str | None) -> dict[str, Any]:
+    """The transcript's first message: which host, its own turn count and steps, and the cross-check."""
+    title = f"Host {version} · {report.turns or 0} host turns, {report.host_steps} host steps · cross-check: {mismatch or 'agree'}"
+    fields = {"host": version, "turns": report.turns, "host_steps": report.host_steps, "cross_check": mismatch or "agree"}
+    return {"role": "host", "title": title, **fields, "content": fields}
+
+
+def transcript_of(spec: ModelSpec, parsed: HostModel, output: SessionOutput, report: HostReport, log: TapLog, version: str, prompt: str = "") -> Transcript:
     """The attempt's transcript from the recorded side, with the host's report on its final turn (see the module docstring)."""
     executions = tuple(_execution(number, tapped.exchange.params, tapped.exchange.answer, tapped.exchange.failure, tapped.latency_ms)
                        for number, tapped in enumerate((t for t in log.exchanges if t.exchange.method == "tools/call"), start=1))  # fmt: skip
@@ -146,8 +153,8 @@ def transcript_of(spec: ModelSpec, parsed: HostModel, output: SessionOutput, rep
     host = f"host/{parsed.host}"
     final = ModelTurn(report.final_text, (), output.elapsed_ms, report.input_tokens, report.output_tokens, cost, version, finish_reason="stop")
     mismatch = cross_check(report.calls, [e.call for e in executions])
-    header: dict[str, Any] = {"role": "host", "host": version, "turns": report.turns, "host_steps": report.host_steps, "cross_check": mismatch or "agree"}
-    messages = (header, *report.events)
+    header = host_header(version, report, mismatch)
+    messages = (header, {"role": "user", "content": prompt}, *report.events)
     failure = _failure(host, spec, output, report)
     if failure is not None:
         return Transcript(messages, tuple(turns), executions, None, "model_error", failure)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalcore.hosts.report import HostReport, StreamCall
+from evalcore.hosts.report import HostReport, StreamCall, host_step
 from evalcore.models.sim.host_wires import mcp_tool_name
 
 SERVER_NAME = "target"
@@ -84,6 +84,7 @@ def parse(lines: Sequence[str]) -> HostReport:
     init: Mapping[str, Any] = {}
     model: str | None = None
     host_steps = 0
+    host_calls: dict[str, str] = {}
     for line in lines:
         try:
             event = json.loads(line)
@@ -97,17 +98,30 @@ def parse(lines: Sequence[str]) -> HostReport:
         elif kind == "assistant":
             message = event.get("message") or {}
             model = str(message.get("model") or model or "") or None
+            text = "\n".join(str(b.get("text")) for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "text")
+            tool_calls = []
             for block in message.get("content") or ():
                 if isinstance(block, dict) and block.get("type") == "tool_use":
+                    given = block.get("input")
+                    arguments = given if isinstance(given, dict) else {}
                     name = mcp_tool_name(str(block.get("name", "")), SERVER_NAME)
-                    if name is None:
+                    if name is None:  # the host's own step (tool search, a built-in tool): shown, never scored
                         host_steps += 1
-                    else:
-                        given = block.get("input")
-                        calls.append(StreamCall(str(block.get("id")), name, given if isinstance(given, dict) else {}))
-            events.append({"role": "assistant", "content": message.get("content")})
+                        host_calls[str(block.get("id"))] = str(block.get("name"))
+                        events.append(host_step(f"Host step · {block.get('name')}", arguments))
+                        continue
+                    calls.append(StreamCall(str(block.get("id")), name, arguments))
+                    tool_calls.append({"id": str(block.get("id")), "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}})
+            if text or tool_calls:
+                events.append({"role": "assistant", "content": text or None, **({"tool_calls": tool_calls} if tool_calls else {})})
         elif kind == "user":
-            events.append({"role": "user", "content": (event.get("message") or {}).get("content")})
+            for block in (event.get("message") or {}).get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    called = str(block.get("tool_use_id"))
+                    if called in host_calls:
+                        events.append(host_step(f"Host step · {host_calls[called]} · result", block.get("content")))
+                    else:
+                        events.append({"role": "tool", "tool_call_id": called, "content": block.get("content")})
         elif kind == "result":
             result = event
     servers = {str(s.get("name")): str(s.get("status")) for s in init.get("mcp_servers") or () if isinstance(s, dict)}

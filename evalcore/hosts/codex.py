@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.hosts.claude_code import HostCommand
-from evalcore.hosts.report import HostReport, StreamCall
+from evalcore.hosts.report import HostReport, StreamCall, host_step
 
 SERVER_NAME = "target"
 # Codex's own tools switched off: the shell (and its exec sessions), sub-agents, goals, images, apps, the browser, skills.
@@ -86,16 +86,19 @@ def parse(lines: Sequence[str]) -> HostReport:
         if kind == "item.completed":
             item_type = item.get("type")
             if item_type == "mcp_tool_call" and item.get("server") == SERVER_NAME:
-                arguments = item.get("arguments")
-                calls.append(StreamCall(str(item.get("id")), str(item.get("tool")), arguments if isinstance(arguments, dict) else {}))
-                events.append({"role": "assistant", "content": [{"type": "mcp_tool_call", "tool": item.get("tool"), "arguments": arguments}]})
-                events.append({"role": "tool", "content": item.get("result") or item.get("error")})
+                given = item.get("arguments")
+                arguments = given if isinstance(given, dict) else {}
+                call_id = str(item.get("id"))
+                calls.append(StreamCall(call_id, str(item.get("tool")), arguments))
+                function = {"name": str(item.get("tool")), "arguments": json.dumps(arguments)}
+                events.append({"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]})
+                events.append({"role": "tool", "tool_call_id": call_id, "content": item.get("result") or item.get("error")})
             elif item_type == "agent_message":
                 final = str(item.get("text") or "")
                 events.append({"role": "assistant", "content": final})
-            elif item_type in ("command_execution", "file_change", "web_search", "todo_list"):
+            elif item_type not in (None, "reasoning", "error"):  # the host's own step (a command, a plan, a search)
                 host_steps += 1
-                events.append({"role": "host", "content": item})
+                events.append(host_step(f"Host step · {item_type}", item))
         elif kind == "turn.completed":
             completed = True
             turns += 1

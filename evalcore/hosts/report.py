@@ -31,3 +31,8 @@ class HostReport:
     events: tuple[Mapping[str, Any], ...]  # the host's transcript: its messages as it reported them
     host_steps: int = 0  # calls of the host's own tools (tool search, deferral): not the server's
     step_limit: bool = False  # the host stopped at its turn limit
+
+
+def host_step(title: str, content: Any) -> dict[str, Any]:
+    """A transcript message for a step of the host's own (tool search, deferral, a built-in tool): shown, never scored."""
+    return {"role": "host", "title": title, "content": content}
