@@ -217,3 +217,14 @@ def test_drift_tells_a_host_update_from_a_model_update():
     on = date(2026, 12, 2)
     sentence = action_sentence("drop", by_host, model="host/claude-code:x", case_id="c", change_date=on, rates=(1.0, 0.5), before=before, after=host)
     assert sentence.startswith("The agent host changed from claude-code 2.1.332 to claude-code 2.1.340 on 2026-12-02")
+
+
+def test_a_host_column_is_labelled_as_a_host_beside_raw_models():
+    from evalcore.dashboard.figures import model_labels
+
+    labels = model_labels({"host/claude-code:sim/script:/a/b/model.yaml": True, "sim/script:/a/b/model.yaml": True, "host/codex:gpt-5.1": False})
+    assert labels == {
+        "host/claude-code:sim/script:/a/b/model.yaml": "host/claude-code:sim/script:model.yaml (host, simulated)",
+        "sim/script:/a/b/model.yaml": "sim/script:model.yaml (simulated)",
+        "host/codex:gpt-5.1": "host/codex:gpt-5.1 (host)",
+    }
