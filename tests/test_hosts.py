@@ -228,3 +228,36 @@ def test_a_host_column_is_labelled_as_a_host_beside_raw_models():
         "sim/script:/a/b/model.yaml": "sim/script:model.yaml (simulated)",
         "host/codex:gpt-5.1": "host/codex:gpt-5.1 (host)",
     }
+
+
+def test_the_sim_behind_a_host_sees_only_the_servers_tools_and_counts_only_its_calls():
+    """A host's own steps (here Claude Code's tool search) and its reminders are no part of what a script reads: the
+    script's second turn is its second MCP call, whatever the host did in between."""
+    from evalcore.models.sim.host_wires import anthropic_input, responses_input
+    from evalcore.models.sim.reply import assistant_turns, last_user_text
+
+    body = {
+        "tools": [{"name": "ToolSearch", "input_schema": {}}, {"name": "mcp__target__get_weather", "description": "Weather.", "input_schema": {}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>env</system-reminder>"}, {"type": "text", "text": "Weather in Paris?"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": "ToolSearch", "input": {"query": "select:mcp__target__get_weather"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1", "content": "loaded"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "mcp__target__get_weather", "input": {"city": "Paris"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "sunny"}]},
+        ],
+    }
+    seen = anthropic_input(body, "target")
+    assert [tool["function"]["name"] for tool in seen.tools] == ["get_weather"] and seen.wire_names == {"get_weather": "mcp__target__get_weather"}
+    assert last_user_text(seen.messages) == "Weather in Paris?" and assistant_turns(seen.messages) == 1
+    assert seen.messages[-1] == {"role": "tool", "tool_call_id": "c1", "content": "sunny"}
+
+    namespace = {"type": "namespace", "name": "mcp__target", "tools": [{"type": "function", "name": "add"}]}
+    codex = responses_input({"tools": [namespace], "input": "2+3?"}, "target")
+    assert codex.wire_names == {"add": "mcp__target__add"}
+
+
+def test_a_host_models_identity_names_its_script_as_a_golden_set_is_named():
+    from evalcore.paths import model_identity
+
+    assert model_identity("host/codex:sim/script:./golden/tasks.yaml") == "host/codex:sim/script:golden/tasks.yaml"
+    assert model_identity("host/claude-code:claude-sonnet-4-5") == "host/claude-code:claude-sonnet-4-5"
