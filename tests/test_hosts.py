@@ -261,3 +261,25 @@ def test_a_host_models_identity_names_its_script_as_a_golden_set_is_named():
 
     assert model_identity("host/codex:sim/script:./golden/tasks.yaml") == "host/codex:sim/script:golden/tasks.yaml"
     assert model_identity("host/claude-code:claude-sonnet-4-5") == "host/claude-code:claude-sonnet-4-5"
+
+
+def test_a_real_model_behind_a_host_gets_its_key_and_endpoint_from_the_environment_and_options_only(hosts_on_path, reference_url, tmp_path, monkeypatch):
+    """`host/claude-code:MODEL --api-base URL`: the host reads ANTHROPIC_API_KEY from its environment and calls URL (here
+    the sim's endpoint for one session, standing in for a provider); the key is in nothing the attempt keeps."""
+    from evalcore.models.sim.host_server import HostWireSession
+
+    (tmp_path / "model.yaml").write_text(SCRIPT)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED_KEY)
+
+    async def attempt():
+        with host_runtime(Target(url=reference_url), Limits()) as runtime:
+            endpoint = runtime.wires.register(HostWireSession(f"sim/script:{tmp_path / 'model.yaml'}", {"case_id": "weather", "attempt": 1}, "target"))
+            spec = ModelSpec("host/claude-code:claude-sonnet-4-5", api_base=endpoint)
+            transcript = await run_host_attempt(runtime, spec, prompt="What is the weather in Paris?", system="", context={}, max_steps=4)
+            return transcript, runtime.wires.forget(endpoint)
+
+    transcript, requests = asyncio.run(attempt())
+
+    assert requests >= 2 and transcript.stop_reason == "final"  # the host called the endpoint it was given
+    assert [(e.call.name, dict(e.call.arguments)) for e in transcript.executions] == [("get_weather", {"city": "Paris"})]
+    assert PLANTED_KEY not in json.dumps(transcript.messages) + transcript.to_json()
