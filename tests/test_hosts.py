@@ -231,8 +231,9 @@ def test_a_host_column_is_labelled_as_a_host_beside_raw_models():
 
 
 def test_the_sim_behind_a_host_sees_only_the_servers_tools_and_counts_only_its_calls():
-    """A host's own steps (here Claude Code's tool search) and its reminders are no part of what a script reads: the
-    script's second turn is its second MCP call, whatever the host did in between."""
+    """A host's own steps (here Claude Code's tool search), its reminders and its context messages are no part of what a
+    policy reads: the user's words are the prompt, and a script's second turn is its second MCP call, whatever the host
+    did in between."""
     from evalcore.models.sim.host_wires import anthropic_input, responses_input
     from evalcore.models.sim.reply import assistant_turns, last_user_text
 
@@ -240,6 +241,7 @@ def test_the_sim_behind_a_host_sees_only_the_servers_tools_and_counts_only_its_c
         "tools": [{"name": "ToolSearch", "input_schema": {}}, {"name": "mcp__target__get_weather", "description": "Weather.", "input_schema": {}}],
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "<system-reminder>env</system-reminder>"}, {"type": "text", "text": "Weather in Paris?"}]},
+            {"role": "system", "content": [{"type": "text", "text": "# Environment\nToday's date is 2026-12-05."}]},  # not the user's words
             {"role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": "ToolSearch", "input": {"query": "select:mcp__target__get_weather"}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1", "content": "loaded"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "mcp__target__get_weather", "input": {"city": "Paris"}}]},

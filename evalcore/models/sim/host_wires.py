@@ -88,6 +88,9 @@ def anthropic_input(body: Mapping[str, Any], server: str) -> PolicyInput:
             continue
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        if message.get("role") == "system":  # the host's own context, sent as a message of its own: not the user's words
+            messages.append({"role": "system", "content": _text_of(blocks)})
+            continue
         if message.get("role") == "assistant":
             calls = []
             for block in blocks:
