@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine with Python 3.11:
 #   make run   - create .venv, install, start the dashboard on data/evals.duckdb (an empty store gets the simulated demo history); PORT=8502 picks another port
 #   make test  - install what the tests need, then lint, type-check and test
+#   make hosts - install the pinned agent hosts (Claude Code, Codex) into hosts/node_modules, for host/... models (docs/hosts.md)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -12,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean hosts
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +36,15 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+# The agent hosts evalcore runs as models, at the versions pinned in hosts/package-lock.json (npm ci: exactly those).
+hosts/node_modules/.installed: hosts/package-lock.json
+	cd hosts && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+hosts: hosts/node_modules/.installed
+
 # Two workers: much of the suite waits on servers, browsers and installs, so two files at a time fit two cores.
-test: lint $(CHROMIUM)
+test: lint $(CHROMIUM) hosts
 	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.runtime
@@ -48,4 +56,4 @@ bench: $(VENV)/.runtime
 	$(PY) bench/first_paint.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/promptfoo/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/promptfoo/node_modules hosts/node_modules

@@ -53,6 +53,8 @@ def model_identity(name: str) -> str:
     """A model's identity in the store: its spec with a file it names known by the file's identity, as a golden set is
     (`sim/script:data/demo/x.yaml`, `./data/demo/x.yaml` and its absolute path are one model with one history)."""
     prefix, colon, path = name.partition(":")
+    if prefix.startswith("host/") and colon and path.strip():  # an agent host's model: the model it runs, known as above
+        return f"{prefix}:{model_identity(path.strip())}"
     if prefix == "sim/script" and colon and path.strip():
         return f"{prefix}:{golden_identity(path.strip())}"
     return name

@@ -74,3 +74,23 @@ def node() -> str:
                 pytest.fail(f"npm ci in {TS_SDK_DIR} failed: {result.stderr.strip()[-500:]}")
             stamp.write_bytes(wanted)
     return node
+
+
+HOSTS_DIR = Path(__file__).parent.parent / "hosts"
+
+
+@pytest.fixture(scope="session")
+def host_binaries() -> Path:
+    """hosts/node_modules/.bin with the pinned Claude Code and Codex, installed by `npm ci` from hosts/package-lock.json
+    when `make hosts` has not (once per lockfile; a file lock keeps two test workers from installing at once)."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm not installed: the agent hosts cannot be installed here")
+    with (HOSTS_DIR / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = HOSTS_DIR / "node_modules" / ".installed"
+        if not stamp.exists() or stamp.stat().st_mtime < (HOSTS_DIR / "package-lock.json").stat().st_mtime:
+            result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HOSTS_DIR, capture_output=True, text=True, timeout=900)
+            if result.returncode != 0:
+                pytest.fail(f"npm ci in {HOSTS_DIR} failed: {result.stderr.strip()[-500:]}")
+            stamp.touch()
+    return HOSTS_DIR / "node_modules" / ".bin"

@@ -17,6 +17,7 @@ FLOORS = {
     "evalcore.demo_server": 3,
     "evalcore.golden": 3,
     "evalcore.models": 3,
+    "evalcore.hosts": 3,
     "evalcore.users": 3,
     "evalcore.scoring": 4,
     "evalcore.drift": 4,

@@ -61,6 +61,7 @@ class RunPlan:
     # The judge's agreement with people when the run started, and `--judge-policy`: whether its verdicts enter `passed`
     judge_trust: JudgeTrust | None = None
     judge_repeats: int = 1  # `--judge-repeats K`: each attempt graded K times, the majority its verdict
+    host_versions: Mapping[str, str] = field(default_factory=dict)  # a host model's name -> its host and version (evalcore.hosts)
     schema: int = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -82,6 +83,7 @@ class RunPlan:
         """
         content = {
             "model": model_parameters(model),
+            **({"host": self.host_versions[model.name]} if model.name in self.host_versions else {}),
             "case": case_hash,
             "attempt": attempt,
             "server": self.server_fingerprint,
@@ -108,6 +110,7 @@ class RunPlan:
             "golden": {"path": self.golden_path, "hash": self.golden_hash, "cases": list(self.cases), "rubricSha256": self.rubric_sha256},
             "models": [_spec_json(spec) for spec in self.models],
             "modelScripts": dict(self.model_scripts),
+            **({"hostVersions": dict(self.host_versions)} if self.host_versions else {}),
             "runs": self.runs,
             "judge": _spec_json(self.judge) if self.judge is not None else None,
             "judgeTrust": self.judge_trust.to_json() if self.judge_trust is not None else None,
@@ -140,6 +143,7 @@ class RunPlan:
                 rubric_sha256=golden.get("rubricSha256"),
                 models=tuple(ModelSpec(**spec) for spec in document["models"]),
                 model_scripts=dict(document.get("modelScripts") or {}),
+                host_versions=dict(document.get("hostVersions") or {}),
                 runs=int(document["runs"]),
                 judge=ModelSpec(**document["judge"]) if document.get("judge") else None,
                 judge_trust=JudgeTrust.from_json(document["judgeTrust"]) if document.get("judgeTrust") else None,

@@ -41,6 +41,7 @@ from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
 from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.hosts.spec import host_identity, is_host_model
 from evalcore.mcp.client import McpClient
 from evalcore.mcp.fingerprint import canonical_json, server_fingerprint
 from evalcore.mcp.mrtr import INPUT_CAPABILITIES
@@ -70,6 +71,7 @@ from evalcore.telemetry.setup import tracing
 
 if TYPE_CHECKING:  # the proxy module imports uvicorn and starlette: only a run with a fault to inject loads it
     from evalcore.behaviour.fault_proxy import FaultProxy
+    from evalcore.hosts.attempt import HostRuntime
 
 ProgressCallback = Callable[[int, int], None]
 _NO_RECORD: Any = object()  # a wake-up with nothing new, so a waiting batch still gets written
@@ -189,8 +191,10 @@ async def _run_behaviour(
         resuming = resume_run_id is not None
         last_batch: list[AttemptRecord] = []  # the attempts the batch writer left to the run's last open of the store
         try:
-            with _fault_proxy(config, golden, target) as proxy:
-                records = await _execute(config, run_id, golden, client, tools, plan, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch)
+            with _fault_proxy(config, golden, target) as proxy, _host_runtime(config, target) as hosts:
+                records = await _execute(
+                    config, run_id, golden, client, tools, plan, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch, hosts=hosts
+                )
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
             try:
@@ -272,9 +276,9 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
         try:
             discover, tools, golden, fingerprint = await _surface_and_golden(config, client, target)
             config = with_judge_trust(config, golden)
-            with _fault_proxy(config, golden, target) as proxy:
+            with _fault_proxy(config, golden, target) as proxy, _host_runtime(config, target) as hosts:
                 plan = build_plan(config, golden, fingerprint, str(target), shard)
-                records = await _execute(config, "", golden, client, tools, plan, progress, IN_PROCESS, proxy, shard=shard)
+                records = await _execute(config, "", golden, client, tools, plan, progress, IN_PROCESS, proxy, shard=shard, hosts=hosts)
         finally:
             await client.aclose()
     identity = plan_identity(plan, shard.count)
@@ -320,6 +324,15 @@ def _fault_proxy(config: BehaviourConfig, golden: GoldenSet, target: ServerTarge
 
     # The proxy holds a `timeout` fault past the client's read timeout, so the client is the one that gives up.
     return running_fault_proxy(target, hold_s=config.fault_timeout_s + 2.0, limits=config.limits)
+
+
+def _host_runtime(config: BehaviourConfig, target: ServerTarget) -> contextlib.AbstractContextManager[HostRuntime | None]:
+    """The recording tap and the sim endpoint agent hosts need, when a model is a host (`host/...`)."""
+    if not any(is_host_model(model.name) for model in config.models):
+        return contextlib.nullcontext()
+    from evalcore.hosts.attempt import host_runtime
+
+    return host_runtime(target, config.limits)
 
 
 def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fingerprint: str) -> tuple[str, BehaviourConfig]:
@@ -394,6 +407,7 @@ def build_plan(config: BehaviourConfig, golden: GoldenSet, fingerprint: str, tar
         rubric_sha256=rubric_hash(golden),
         models=config.models,
         model_scripts=script_hashes(config.models, _read_script),
+        host_versions={model.name: host_identity(model.name) for model in config.models if is_host_model(model.name)},
         runs=config.runs,
         judge=config.judge,
         max_steps=config.max_steps,
@@ -433,6 +447,7 @@ async def _execute(
     resuming: bool = False,
     shard: Shard | None = None,
     last_batch: list[AttemptRecord] | None = None,
+    hosts: HostRuntime | None = None,
 ) -> list[AttemptRecord]:
     """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory.
 
@@ -471,7 +486,7 @@ async def _execute(
             record = _record_from_cache(item, hit)
         else:
             async with overall, per_model[item.model.name]:
-                record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy)
+                record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy, hosts)
         records.append(record)
         if writer is not None:
             await queue.put(record)
@@ -529,9 +544,10 @@ async def _attempt(
     run_date: str,
     models: ModelCaller,
     proxy: FaultProxy | None = None,
+    hosts: HostRuntime | None = None,
 ) -> AttemptRecord:
     with spans.attempt_span(item.model, item.case.id, item.attempt) as span:
-        record = await _attempt_record(config, golden, client, tools, item, run_date, models, proxy)
+        record = await _attempt_record(config, golden, client, tools, item, run_date, models, proxy, hosts)
         fault = item.case.inject.fault if item.case.inject is not None else None
         span.set_attributes(spans.attempt_outcome_attributes(passed=record.score.passed, stop_reason=record.stop_reason, fault=fault))
     return record
@@ -546,12 +562,22 @@ async def _attempt_record(
     run_date: str,
     models: ModelCaller,
     proxy: FaultProxy | None,
+    hosts: HostRuntime | None = None,
 ) -> AttemptRecord:
     context = {"case_id": item.case.id, "attempt": item.attempt, "run_date": run_date}
     injection = item.case.inject
     responder, user = attempt_participants(item.case, item.model, models, context)
     with conversation_trace():  # one trace per conversation, so the state read below sees this attempt's changes
-        if injection is not None and proxy is not None:
+        events: tuple[Any, ...] = ()
+        if hosts is not None and is_host_model(item.model.name):  # one headless host session (evalcore.hosts)
+            from evalcore.hosts.attempt import run_host_attempt, unsupported
+
+            case = item.case
+            if injection is not None:  # never scored as if the fault had been there
+                transcript = unsupported(f"{item.model.name}: fault injection does not reach through an agent host yet")
+            else:
+                transcript = await run_host_attempt(hosts, item.model, prompt=case.prompt, system=case.system, context=context, max_steps=config.max_steps)
+        elif injection is not None and proxy is not None:
             transcript, events = await run_faulted_agent(
                 proxy,
                 injection,
@@ -581,7 +607,6 @@ async def _attempt_record(
                 responder=responder,
                 user=user,
             )
-            events = ()
         if item.case.expect_state and transcript.stop_reason != "model_error":
             transcript = replace(transcript, state=await read_state(client, item.case.expect_state))
     rubric = robustness_rubric(item.case) if injection is not None else item.case.rubric

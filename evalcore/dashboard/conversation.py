@@ -59,6 +59,8 @@ def conversation(transcript: Mapping[str, Any]) -> list[Entry]:
                 name = str(function.get("name") or call.get("name") or "?")
                 call_names[str(call.get("id"))] = name
                 entries.append(Entry("tool_call", f"Tool call · {name}", _arguments(function.get("arguments", call.get("arguments")))))
+        elif role == "host":  # an agent host's own word (evalcore.hosts): who it is, the cross-check, its own steps
+            entries.append(Entry("system", str(message.get("title") or "Host"), _text(message.get("content")), folded=True))
         elif role == "tool":
             execution = executions[next_execution] if next_execution < len(executions) else None
             next_execution += 1

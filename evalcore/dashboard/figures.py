@@ -47,14 +47,21 @@ def plotly_text(value: object) -> str:
 
 
 def model_label(model: str, simulated: bool) -> str:
-    """How a model is shown: `sim/script:<path>` shortened to the script's file name, " (simulated)" appended for sim models."""
-    return _short_name(model) + (SIMULATED_SUFFIX if simulated else "")
+    """How a model is shown: `sim/script:<path>` shortened to the script's file name, " (simulated)" appended for sim models,
+    " (host)" for an agent host (`host/...`, evalcore.hosts), " (host, simulated)" for a host on a sim model."""
+    return _short_name(model) + _suffix(model, simulated)
+
+
+def _suffix(model: str, simulated: bool) -> str:
+    if model.startswith("host/"):
+        return " (host, simulated)" if simulated else " (host)"
+    return SIMULATED_SUFFIX if simulated else ""
 
 
 def model_labels(simulated: Mapping[str, bool]) -> dict[str, str]:
     """Labels for several models at once (model -> label), shortened only where the short name stays unique."""
     short = Counter(_short_name(model) for model in simulated)
-    return {model: (_short_name(model) if short[_short_name(model)] == 1 else model) + (SIMULATED_SUFFIX if flag else "") for model, flag in simulated.items()}
+    return {model: (_short_name(model) if short[_short_name(model)] == 1 else model) + _suffix(model, flag) for model, flag in simulated.items()}
 
 
 _short_name = short_model_name

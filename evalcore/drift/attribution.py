@@ -6,6 +6,7 @@ The fingerprints (`Fingerprints`) compared, and what a difference is called:
 |-------------------------------------------------|------------|--------------------------------------|
 | server fingerprint (discover + tools/list)      | `server`   | server change (+ description diff)   |
 | model version the provider reported             | `model`    | model update                         |
+| ... an agent host's version in front of it      | `model`    | host update (claude-code 2.1.3 -> 4) |
 | case hash (the golden case, its `system:` key)  | `case`     | golden case edited                   |
 | system prompt sent, temperature, seed, steps... | `settings` | system prompt or sampling changed    |
 | evalcore's version                              | `evalcore` | evalcore version changed             |
@@ -48,6 +49,7 @@ NAMES: Final[Mapping[Component, str]] = {
     "evalcore": "evalcore",
 }
 SILENT: Final = "silent model update suspected"
+HOST_NAMES: Final = ("claude-code", "codex")  # the agent hosts (evalcore.hosts.spec.HOSTS), whose version leads a host model's version
 NO_CHANGE_RECOVERY: Final = "recovered with no fingerprint change"
 SYSTEM_PROMPT_KEY: Final = "system_prompt"
 
@@ -90,11 +92,23 @@ def attribute(kind: ChangeKind, before: Fingerprints, after: Fingerprints, *, la
     elif changed:
         cause = changed[0]
         label = LABELS[changed[0]]
+        host = host_update(before.model_version, after.model_version) if cause == "model" else None
+        if host is not None:
+            label = f"host update ({host[0]} -> {host[1]})"
     else:
         cause = "silent"
         label = SILENT if kind == "drop" else NO_CHANGE_RECOVERY
     diff = description_diff(_tools(before.server_tools_json), _tools(after.server_tools_json)) if "server" in changed else ""
     return Attribution(cause, changed, label, _evidence(before, after, last_good, first_after, diff), diff)
+
+
+def host_update(before: str | None, after: str | None) -> tuple[str, str] | None:
+    """(old, new) when an agent host's own version changed (`claude-code 2.1.332 / model` -> `claude-code 2.1.340 / ...`,
+    `evalcore.hosts`), else None."""
+    if before is None or after is None or not before.startswith(tuple(f"{host} " for host in HOST_NAMES)):
+        return None
+    old, new = before.split(" / ")[0], after.split(" / ")[0]
+    return (old, new) if old != new else None
 
 
 def action_sentence(
@@ -122,6 +136,9 @@ def action_sentence(
         return f"{case_id} recovered on {on}; {rate}; {why}: the open flag is closed by that run."
     if attribution.cause == "server":
         return f"{_server_change(before, after)} on {on}; {rate}: review or revert that change (diff below)."
+    host = host_update(before.model_version, after.model_version) if attribution.cause == "model" else None
+    if host is not None:
+        return f"The agent host changed from {host[0]} to {host[1]} on {on}; {rate}: pin the earlier host version (hosts/package.json) to confirm."
     if attribution.cause == "model":
         return (
             f"{short_model_name(model)} reported version {_version(model, after)} instead of {_version(model, before)} from {on}; {rate}: "

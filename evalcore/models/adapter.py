@@ -81,8 +81,8 @@ DEFAULT_BACKOFF = Backoff()
 
 
 def needs_litellm(spec: ModelSpec) -> bool:
-    """Whether calls to this model go through litellm (every model but those on the OpenAI-wire route)."""
-    return openai_route.route_of(spec) is None
+    """Whether calls to this model go through litellm (every model but those on the OpenAI-wire route and agent hosts)."""
+    return not spec.name.startswith("host/") and openai_route.route_of(spec) is None
 
 
 def start_litellm_import(models: Sequence[ModelSpec | None] | None = None) -> None:

@@ -34,6 +34,10 @@ CONNECT_TIMEOUT_S = 3.0
 
 def model_problems(model: ModelSpec, *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> list[str]:
     """What stops this model from being called, as `model: reason` lines (empty: it can be called)."""
+    if model.name.startswith("host/"):  # an agent host (evalcore.hosts): its binary, and the key of the model behind it
+        from evalcore.hosts.spec import host_problems
+
+        return host_problems(model.name)
     if model.simulated:
         return []
     route = route_of(model)

@@ -15,6 +15,8 @@ __all__ = ["ModelSpec", "ModelTurn", "ToolCall", "short_model_name", "version_wi
 def short_model_name(name: str) -> str:
     """How a model is named to a reader: `sim/script:<path>` by the script's file name (`sim/script:steady.yaml`), any other as it is."""
     prefix, _, path = name.partition(":")
+    if prefix.startswith("host/") and path:  # an agent host: the model it runs, shortened the same way
+        return f"{prefix}:{short_model_name(path)}"
     return f"{prefix}:{PurePath(path).name}" if prefix == "sim/script" and path else name
 
 
@@ -46,4 +48,4 @@ class ModelSpec:
 
     @property
     def simulated(self) -> bool:
-        return self.name.startswith("sim/")
+        return self.name.startswith("sim/") or (self.name.startswith("host/") and ":sim/" in self.name)  # a host on a sim model

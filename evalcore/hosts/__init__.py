@@ -1,0 +1,1 @@
+"""Agent hosts (Claude Code, Codex) as models under test: `host/<host>:<MODEL>` (docs/hosts.md)."""
