@@ -113,7 +113,9 @@ class WorkItem:
     case_hash: str  # of `case`, computed once per case and run
 
 
-_CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_input_requests", "expect_state"})
+# Keys that count in a case's hash only when set, so a case written before they existed keeps its hash.
+_CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_input_requests", "expect_state", "expect_calls", "expect_set"})
+_UNHASHED_FIELDS = frozenset({"line", "review"})  # where a case is written, and who vouched for it: not what it asks
 
 
 def case_hash(case: GoldenCase) -> str:
@@ -121,7 +123,9 @@ def case_hash(case: GoldenCase) -> str:
 
     The multi-turn keys count only when a case sets them, so a case written before they existed keeps its hash.
     """
-    content = {k: v for k, v in asdict(case).items() if k != "line" and not (k in _CONVERSATION_FIELDS and v in (None, ()))}
+    content = {k: v for k, v in asdict(case).items() if k not in _UNHASHED_FIELDS and not (k in _CONVERSATION_FIELDS and v in (None, ()))}
+    if "expect_calls" in content:
+        content["expect_calls"] = [{k: v for k, v in call.items() if k != "line"} for call in content["expect_calls"]]
     return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()[:16]
 
 
@@ -286,7 +290,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
 async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:
     """The server's discover result and tools, the golden set checked against them, and the server's fingerprint."""
     discover, tools = await _server_surface(client, target)
-    golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
+    golden = load_golden_set(config.golden_path, tools=tools, limits=config.golden_limits)  # arguments checked against the schemas
     check_state_tools(golden, tools)
     start_litellm_import([at_endpoint(name, model.api_base) for case in golden.cases for model in config.models for name in case_models(case)])
     return discover, tools, golden, server_fingerprint(discover, tools)

@@ -1,8 +1,8 @@
 """Pure logic: the `selection` scorer: did the attempt pick the right tool, or rightly none (Layer 1).
 
 Positive case: the FIRST call names the expected tool (`expect_tool`, or the
-first tool of `expect_sequence` when the case names only a sequence); a model
-that calls nothing fails. Negative case: correct iff nothing was called.
+first tool of `expect_sequence` when the case names only a sequence, or any
+tool of `expect_set`); a model that calls nothing fails. Negative case: correct iff nothing was called.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ def selection(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     if case.is_negative:
         reasons = [f"called {', '.join(dict.fromkeys(names))} on a no-tool case"] if calls else []
         return verdict_score(ID, not calls, reasons)
-    expected_tool = case.expect_tool or case.expect_sequence[0]
-    correct = bool(calls) and calls[0].name == expected_tool
-    return verdict_score(ID, correct, [] if correct else [f"expected {expected_tool}, called {names[0] if calls else 'no tool'}"])
+    expected_tools = case.first_tools()
+    correct = bool(calls) and calls[0].name in expected_tools
+    expected = " or ".join(expected_tools)
+    return verdict_score(ID, correct, [] if correct else [f"expected {expected}, called {names[0] if calls else 'no tool'}"])
