@@ -17,6 +17,7 @@ from evalcore.models.limits import CallCounters
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = (
     "conformance",
+    "tools",
     "run",
     "merge",
     "replay-calls",

@@ -269,7 +269,7 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
     if tool_names is not None:
         reader.check_tools_exist(tool_names)
     if defaults.schemas is not None and not reader.problems:
-        reader.check_arguments_against(defaults.schemas, calls or _first_call(expect_tool, expect_args, arg_match, line))
+        reader.check_arguments_against(defaults.schemas, calls or _first_call(expect_tool, expect_args, arg_match, entry.line_of("expect_args")))
     if reader.problems:
         return None
     return GoldenCase(
