@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = (
     "conformance",
     "tools",
+    "draft",
     "run",
     "merge",
     "replay-calls",

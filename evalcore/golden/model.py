@@ -46,7 +46,7 @@ YAML shape (one file per server; see golden/tasks.yaml and the README):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -188,3 +188,11 @@ class GoldenSet:
 
     def case(self, case_id: str) -> GoldenCase:
         return next(c for c in self.cases if c.id == case_id)
+
+    @property
+    def has_drafts(self) -> bool:
+        return any(case.is_draft for case in self.cases)
+
+    def without_drafts(self) -> GoldenSet:
+        """The set a plain run grades: its reviewed (and hand-written) cases; draft cases wait for `--include-drafts`."""
+        return replace(self, cases=tuple(case for case in self.cases if not case.is_draft))
