@@ -49,8 +49,12 @@ _STOPWORD_TEXT = """
 """
 STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
-# Words that turn a text into its negation, or give it negative polarity ("cannot download" = "download fails").
-# Two texts must hold as many of them to match: "not California" never matches "California".
+# Words that negate the words they govern, or give them negative polarity ("cannot download" = "download fails"). A
+# negation governs the next NEGATION_SCOPE content words; the failure words ("fails", "failed") the ones before too.
+# A word both texts hold must be negated in both or in neither: "not California" never matches "California", while
+# "password reset email never arrives" still matches "password reset" (the "never" governs "arrives", not them).
+NEGATION_SCOPE: Final = 3
+_FAILURE_WORDS: Final = frozenset({"fail", "fails", "failed", "failing", "failure"})
 NEGATIONS: Final = frozenset(
     [
         "not",
@@ -203,15 +207,16 @@ def normalise_text(text: str) -> str:
 
 
 def polarity_conflict(expected: str, actual: str) -> str | None:
-    """Why `actual` says the opposite of `expected`, or None: a different count of negations, a negating prefix on a
-    word of the other text, or a word whose antonym the other text holds (and not the word itself)."""
+    """Why `actual` says the opposite of `expected`, or None: a word both hold that a negation governs in one only
+    (see NEGATION_SCOPE), a negating prefix on a word of the other text, or a word whose antonym the other text holds
+    (and not the word itself)."""
     tokens_expected, tokens_actual = normalise_text(expected).split(), normalise_text(actual).split()
-    negations_expected = sum(token in NEGATIONS for token in tokens_expected)
-    negations_actual = sum(token in NEGATIONS for token in tokens_actual)
-    if negations_expected != negations_actual:
-        more, text = ("actual", actual) if negations_actual > negations_expected else ("expected", expected)
-        word = next(token for token in normalise_text(text).split() if token in NEGATIONS)
-        return f"negation: {_show(actual)} vs {_show(expected)} ({more} text adds {word!r})"
+    negated_expected, negated_actual = _polarity(tokens_expected), _polarity(tokens_actual)
+    for word, negated in negated_expected.items():
+        others = [flag for other, flag in negated_actual.items() if same_word(word, other)]
+        if others and any(others) != negated:
+            where = "the actual text" if any(others) else "the expected text"
+            return f"negation: {_show(actual)} vs {_show(expected)} ({word!r} is negated in {where} only)"
     set_expected, set_actual = set(tokens_expected), set(tokens_actual)
     for mine, theirs in ((set_actual, set_expected), (set_expected, set_actual)):
         for word in mine - theirs:
@@ -295,6 +300,21 @@ def text_similarity(expected: str, actual: str) -> float:
     if not normal_expected and not normal_actual:
         return 1.0
     return word_overlap(expected, actual).f1
+
+
+def _polarity(tokens: list[str]) -> dict[str, bool]:
+    """Each content word of a normalised text, and whether a negation governs it (anywhere it occurs)."""
+    content = [index for index, token in enumerate(tokens) if token not in STOPWORDS and token not in NEGATIONS]
+    governed: set[int] = set()
+    for index, token in enumerate(tokens):
+        if token in NEGATIONS:
+            governed.update([position for position in content if position > index][:NEGATION_SCOPE])
+            if token in _FAILURE_WORDS:
+                governed.update([position for position in content if position < index][-NEGATION_SCOPE:])
+    polarity: dict[str, bool] = {}
+    for position in content:
+        polarity[tokens[position]] = polarity.get(tokens[position], False) or position in governed
+    return polarity
 
 
 def _match_text(expected: str, actual: str) -> ArgumentMatch:
