@@ -115,3 +115,36 @@ def test_every_draft_is_checked_and_a_failing_one_dropped_with_its_reason(tmp_pa
     assert all(case.review is not None and case.review.checked == "schema" for case in golden.cases)  # --call-tools none
     assert lines[-1].startswith("coverage: 1/14 tools with a positive case (7%)")
     assert main(["draft", "--server", "reference", "--model", "sim/drafter", "--out", str(out)]) == 2  # never overwrites
+
+
+def test_draft_from_a_recorded_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], reference_url: str) -> None:
+    """What the model really did (prompt, calls, the server's answers) becomes draft cases; a failed attempt only by name."""
+    from tests.builders import GOLDEN, WRONG
+
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "wrong.yaml").write_text(WRONG)
+    db = tmp_path / "evals.duckdb"
+    run = ["run", "--golden", str(tmp_path / "tasks.yaml"), "--models", f"sim/script:{tmp_path / 'wrong.yaml'}", "--url", reference_url]
+    assert main([*run, "--runs", "2", "--db", str(db), "--out", str(tmp_path / "run.json")]) == 1
+    run_id = json.loads((tmp_path / "run.json").read_text())["runId"]
+    out = tmp_path / "recorded.yaml"
+    capsys.readouterr()
+    assert main(["draft", "--from-run", run_id, "--db", str(db), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"drafted 1 case(s) from run {run_id}")  # only customer-then-ticket passed
+    (case,) = load_golden_set(out).cases
+    assert case.id == "customer-then-ticket-recorded" and case.prompt.startswith("Look up CUST-1001")
+    assert [(call.tool, dict(call.args)) for call in case.expected_calls()] == [
+        ("get_customer", {"customer_id": "CUST-1001"}),
+        ("create_support_ticket", {"customer_id": "CUST-1001", "subject": "Invoice download broken", "description": "The PDF download fails."}),
+    ]
+    assert case.review is not None and (case.review.status, case.review.checked) == ("draft", "executed") and case.review.by.startswith("sim/script:")
+    text = out.read_text()
+    assert text.count("# server answered: ") == 2 and '"customer_id": "CUST-1001"' in text
+    # A case a human looked at, named: its first attempt, whatever it came to (here the wrong tool on small talk).
+    named = tmp_path / "named.yaml"
+    assert main(["draft", "--from-run", run_id, "--db", str(db), "--case", "say-hello", "--out", str(named)]) == 0
+    (hello,) = load_golden_set(named).cases
+    assert (hello.prompt, hello.expect_tool, dict(hello.expect_args)) == ("Hi there!", "get_weather", {"city": "Paris"})
+    # The drafts run as they are, against the server the run used.
+    assert main([*run, "--golden", str(out), "--runs", "1", "--db", str(db), "--include-drafts"]) in (0, 1)
+    assert main(["draft", "--from-run", run_id, "--db", str(db), "--case", "nope"]) == 2

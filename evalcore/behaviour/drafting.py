@@ -123,7 +123,7 @@ async def draft_golden(
         for number, item in enumerate(raw, start=1):
             await checker.take(item, number, session)
         await checker.find_sequences(session)
-    kept, dropped = _loadable(checker.kept, list(checker.dropped), tools, spec.name, today.isoformat())
+    kept, dropped = loadable(checker.kept, list(checker.dropped), tools, spec.name, today.isoformat())
     return DraftResult(spec.name, spec.simulated, today.isoformat(), tools, tuple(kept), tuple(dropped))
 
 
@@ -300,7 +300,7 @@ def coverage_of(tools: Sequence[Mapping[str, Any]], kept: Sequence[Draft]) -> Co
     )
 
 
-def _loadable(kept: list[Draft], dropped: list[Dropped], tools: Sequence[Mapping[str, Any]], model: str, at: str) -> tuple[list[Draft], list[Dropped]]:
+def loadable(kept: list[Draft], dropped: list[Dropped], tools: Sequence[Mapping[str, Any]], model: str, at: str) -> tuple[list[Draft], list[Dropped]]:
     """The drafts the loader accepts, as a file of them would be loaded (with the tools); the rest dropped with its reason."""
     for _ in range(len(kept) + 1):
         if not kept:
@@ -340,10 +340,10 @@ def render_drafts(result: DraftResult, server: str | None) -> str:
     return render_drafts_text(list(result.kept), model=result.model, at=result.at, server=server, simulated=result.simulated, tools=len(result.tools))
 
 
-def render_drafts_text(kept: Sequence[Draft], *, model: str, at: str, server: str | None, simulated: bool, tools: int) -> str:
+def render_drafts_text(kept: Sequence[Draft], *, model: str, at: str, server: str | None, simulated: bool, tools: int, origin: str = "") -> str:
     label = f" ({SIMULATED_NOTE})" if simulated else ""
     header = (
-        f"Drafted by {model}{label} on {at}, from {tools} tools.\n"
+        (origin or f"Drafted by {model}{label} on {at}, from {tools} tools.") + "\n"
         "Every case is a draft: `evalcore run` skips it unless --include-drafts. Review each one (the server's answer\n"
         "is quoted above the cases that were called), then mark it review: {status: accepted, by: human}."
     )
