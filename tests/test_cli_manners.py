@@ -19,6 +19,7 @@ SUBCOMMANDS = (
     "conformance",
     "tools",
     "draft",
+    "review",
     "run",
     "merge",
     "replay-calls",
