@@ -291,3 +291,16 @@ def test_bundled_golden_sets_conform_to_the_schema_and_a_typo_does_not() -> None
     typo = {"cases": [{"id": "c", "prompt": "p", "expect_tool": "a", "expect_args": {"x": {"one_of": ["a"], "optinal": True}}}]}
     assert list(validator.iter_errors(typo))
     assert list(validator.iter_errors({"cases": [{"id": "c", "prompt": "p", "expect_tol": "a"}]}))
+
+
+def test_the_drill_down_and_the_sensitivity_table_show_a_set_with_each_calls_arguments(tmp_path: Path) -> None:
+    from evalcore.compare.sensitivity import case_tools
+    from evalcore.dashboard.conversation import calls_side_by_side
+    from evalcore.dashboard.data import expected_behaviour
+
+    path = tmp_path / "set.yaml"
+    path.write_text("cases:\n  - id: two\n    prompt: p\n    expect_set: [{tool: get_weather, args: {city: Paris}}, {tool: get_weather, args: {city: Lyon}}]\n")
+    expected = expected_behaviour.__wrapped__(str(path), "two")  # type: ignore[attr-defined]
+    want, _ = calls_side_by_side(expected, [])
+    assert want == 'get_weather {"city": "Paris"}\nget_weather {"city": "Lyon"}\n(in any order)'
+    assert case_tools(load_golden_set(path)) == {"two": "get_weather"}
