@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from evalcore.golden.loader import GoldenSetProblems, load_golden_set
-    from evalcore.golden.review_edit import accept_case, block_text, remove_case, replace_case
+    from evalcore.golden.loader import load_golden_set
+    from evalcore.golden.review_edit import accept_case, block_text, remove_case, replace_case, save_if_it_loads
 
     path: Path = args.file
     golden = load_golden_set(path)
@@ -57,13 +57,9 @@ def command(args: argparse.Namespace) -> int:
             edited = _edit(block_text(text, golden.cases, case))
             new_text = replace_case(text, golden.cases, case, edited)
             counts["edited"] += 1
-        try:
-            _check(path, new_text)
-        except GoldenSetProblems as problems:
-            print(f"not saved, the file would not load: {problems.problems[0]}", file=sys.stderr)
+        if problem := save_if_it_loads(path, new_text):
+            print(f"not saved, the file would not load: {problem}", file=sys.stderr)
             counts["edited" if answer == "e" else "accepted" if answer == "a" else "rejected"] -= 1
-            continue
-        path.write_text(new_text, encoding="utf-8")
     print("\n" + ", ".join(f"{count} {what}" for what, count in counts.items()) + f" ({path})")
     return 0
 
@@ -92,16 +88,3 @@ def _edit(block: str) -> str:
         return Path(name).read_text(encoding="utf-8")
     finally:
         Path(name).unlink(missing_ok=True)
-
-
-def _check(path: Path, text: str) -> None:
-    """Load `text` as the file would be, from a hidden file beside it (a rubric it names is found), so an edit that
-    breaks the file is refused before it replaces it."""
-    from evalcore.golden.loader import load_golden_set
-
-    candidate = path.with_name(f".{path.name}.review")
-    candidate.write_text(text, encoding="utf-8")
-    try:
-        load_golden_set(candidate)
-    finally:
-        candidate.unlink(missing_ok=True)

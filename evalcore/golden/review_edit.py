@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
+from evalcore.golden.loader import GoldenSetProblems, load_golden_set
 from evalcore.golden.model import GoldenCase
 
 
@@ -69,3 +71,23 @@ def block_text(text: str, cases: Sequence[GoldenCase], case: GoldenCase) -> str:
     lines = text.splitlines(keepends=True)
     start, end = case_block(lines, cases, case)
     return "".join(lines[start:end])
+
+
+def save_if_it_loads(path: Path, text: str) -> str | None:
+    """Write `text` over `path` when it loads as a golden set (checked from a hidden file beside it, so a rubric it
+    names is found); else leave the file as it was and return the loader's first problem."""
+    candidate = path.with_name(f".{path.name}.review")
+    candidate.write_text(text, encoding="utf-8")
+    try:
+        load_golden_set(candidate)
+    except GoldenSetProblems as problems:
+        return problems.problems[0].replace(str(candidate), str(path))
+    finally:
+        candidate.unlink(missing_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return None
+
+
+def answers_quoted(block: str) -> list[str]:
+    """The server's answers a drafted case quotes above itself (`# server answered: ...`)."""
+    return [line.split("server answered:", 1)[1].strip() for line in block.splitlines() if line.strip().startswith("# server answered:")]
