@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/0_Matrix.py", title="Matrix", default=True),
     st.Page("pages/6_Runs.py", title="Runs", url_path="Runs"),
     st.Page("pages/7_Compare.py", title="Compare", url_path="Compare"),
+    st.Page("pages/9_Golden_sets.py", title="Golden sets", url_path="Golden_sets"),
     st.Page("pages/1_Latency_and_cost.py", title="Latency and cost", url_path="Latency_and_cost"),
     st.Page("pages/2_Drift.py", title="Drift", url_path="Drift"),
     st.Page("pages/3_Flaky_cases.py", title="Flaky cases", url_path="Flaky_cases"),

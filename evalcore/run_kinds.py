@@ -9,6 +9,7 @@ Every behaviour run has one kind, fixed by the command that made it and stored w
     compare-candidate   the candidate arm of `evalcore compare` (a rewritten catalog, or another server)
     perturb-arm         a perturbed arm of `evalcore perturb` (a rewritten catalog)
     replay              `run --replay-run`: a recorded server, not the live one
+    draft-run           `run --include-drafts` on a golden set with draft cases: cases nobody has reviewed yet
 
 `eligibility` is the one answer to "may this run serve the cache, be a baseline, enter drift, or stand as a
 model's current state in the Matrix?". Every consumer asks it (or its kind lists, for SQL), and nothing else keeps a
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-RunKind = Literal["run", "merged", "compare-baseline", "compare-candidate", "perturb-arm", "replay"]
+RunKind = Literal["run", "merged", "compare-baseline", "compare-candidate", "perturb-arm", "replay", "draft-run"]
 RUN_KINDS: Final[tuple[RunKind, ...]] = get_args(RunKind)
 # The kinds whose runs measure the server as it is, with the golden set as it is: the only ones that may stand for it.
 _STANDING_KINDS: Final[frozenset[str]] = frozenset({"run", "merged"})
@@ -34,6 +35,7 @@ KIND_LABELS: Final[Mapping[str, str]] = {
     "compare-candidate": "compare: candidate arm",
     "perturb-arm": "perturb: perturbed arm",
     "replay": "replay of a recording",
+    "draft-run": "run with draft cases",
 }
 
 

@@ -263,7 +263,7 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     assert markers == 4  # one per change point
     pages = page.locator("[data-testid=stSidebarNav] li").all_inner_texts()
     # the same list whichever page a visit starts on
-    assert pages == ["Matrix", "Runs", "Compare", "Latency and cost", "Drift", "Flaky cases", "Judge", "Run", "Export"]
+    assert pages == ["Matrix", "Runs", "Compare", "Golden sets", "Latency and cost", "Drift", "Flaky cases", "Judge", "Run", "Export"]
     # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
     expect(
         page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
@@ -488,3 +488,43 @@ def test_labelling_an_attempt_on_the_drill_down_changes_the_judge_pages_figures(
     expect(page.get_by_text("Human label: does not meet the rubric", exact=False)).to_be_visible(timeout=120_000)
     page.goto(f"{url}/Judge")
     expect(page.get_by_text(re.compile(r"^sim/judge · rubric [0-9a-f]{12}: uncalibrated \(4 label\(s\), fewer than 30\)$"))).to_be_visible(timeout=120_000)
+
+
+GOLDEN_DRAFTS = """\
+# Drafted by sim/drafter (simulated) on 2026-12-05.
+cases:
+  - id: hand-written
+    prompt: "Hi there!"
+    expect_tool: null
+
+  # server answered: { "city": "Paris", "temperature": 21.5 }
+  - id: weather-draft
+    prompt: "Weather in Paris?"
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    review: {status: draft, by: sim/drafter, at: '2026-12-05', checked: executed}
+
+  - id: ghost-draft
+    prompt: "Book a flight"
+    expect_tool: null
+    review: {status: draft, by: sim/drafter, at: '2026-12-05', checked: schema}
+"""
+
+
+def test_the_golden_sets_page_accepts_and_rejects_drafts_in_the_file(empty_dashboard, page, tmp_path):
+    url, _ = empty_dashboard
+    golden = tmp_path / "drafts.yaml"
+    golden.write_text(GOLDEN_DRAFTS)
+    page.goto(f"{url}/Golden_sets?file={quote(str(golden))}")
+    expect(page.get_by_text("3 cases: 2 draft, 0 accepted, 1 hand-written")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text('# server answered: { "city": "Paris", "temperature": 21.5 }').first).to_be_visible()  # what the reviewer judges
+    # Each button by its case (Streamlit marks a keyed widget with the class st-key-KEY), once the last rerun is drawn.
+    page.locator(".st-key-accept-weather-draft button").click()
+    expect(page.get_by_text("3 cases: 1 draft, 1 accepted, 1 hand-written")).to_be_visible(timeout=120_000)
+    expect(page.locator(".st-key-accept-weather-draft")).to_have_count(0, timeout=120_000)
+    page.locator(".st-key-reject-ghost-draft button").click()
+    expect(page.get_by_text("2 cases: 0 draft, 1 accepted, 1 hand-written")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("No draft case left to review in this file.")).to_be_visible()
+    text = golden.read_text()
+    assert "ghost-draft" not in text and "review: {status: accepted, by: human, at: '" in text
+    assert text.startswith("# Drafted by sim/drafter (simulated)") and "# server answered:" in text

@@ -17,6 +17,9 @@ from evalcore.models.limits import CallCounters
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = (
     "conformance",
+    "tools",
+    "draft",
+    "review",
     "run",
     "merge",
     "replay-calls",

@@ -31,6 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 GREEN = STEADY
 # Asks for Lyon: a replay of the green run has no such call recorded, so those attempts are errored (not in recording).
 LYON = STEADY.replace("city: Paris", "city: Lyon")
+# A case `evalcore draft` wrote and nobody reviewed: graded only under --include-drafts, in a run of kind draft-run.
+DRAFT_CASE = """\
+  - id: draft-weather
+    prompt: "Weather in Paris, please."
+    expect_tool: get_weather
+    expect_args: {city: Paris}
+    review: {status: draft, by: sim/drafter, at: "2026-12-05", checked: schema}
+"""
 OVERRIDES = """\
 tools:
   get_weather:
@@ -72,6 +80,9 @@ def kinds(tmp_path_factory: pytest.TempPathFactory, reference_url: str) -> KindS
     assert _run(workspace, *compare, "--json", str(workspace / "compare.json")) in (0, 1)
     perturb = ("perturb", *common, "--models", green, "--url", reference_url, "--perturbations", "distractors")
     assert _run(workspace, *perturb, "--json", str(workspace / "perturb.json")) in (0, 1)
+    (workspace / "drafts.yaml").write_text(GOLDEN + DRAFT_CASE)
+    drafts = ("run", "--golden", str(workspace / "drafts.yaml"), "--runs", "2", "--models", green, "--url", reference_url, "--include-drafts")
+    assert _run(workspace, *drafts, "--out", str(workspace / "draft.json")) in (0, 1)
     lyon = f"sim/script:{workspace / 'lyon.yaml'}"
     assert _run(workspace, "run", *common, "--models", lyon, "--replay-run", plain, "--out", str(workspace / "replay.json")) == 1
     db = workspace / "evals.duckdb"
@@ -131,7 +142,15 @@ def test_the_matrix_and_drift_show_only_kinds_that_stand_for_the_server(kinds: K
 
 def test_the_runs_list_and_cli_name_each_kind_and_one_status(kinds: KindStore, capsys: pytest.CaptureFixture[str]) -> None:
     listed = queries.run_list(kinds.db).set_index("run_id")
-    assert set(listed["kind"]) == {"run", "merged shards", "compare: baseline arm", "compare: candidate arm", "perturb: perturbed arm", "replay of a recording"}
+    assert set(listed["kind"]) == {
+        "run",
+        "merged shards",
+        "compare: baseline arm",
+        "compare: candidate arm",
+        "perturb: perturbed arm",
+        "replay of a recording",
+        "run with draft cases",
+    }
     capsys.readouterr()
     assert main(["runs", "--db", str(kinds.db)]) == 0
     out = capsys.readouterr().out

@@ -185,6 +185,9 @@ def test_a_merged_run_holds_every_shards_recording_and_its_replay_stores_what_it
     original["run"]["config"].pop("shards", None)
     for report in (original["run"]["report_json"], replay["run"]["report_json"]):
         report["server"].pop("target")  # the replay names the run it serves
+    # The gate says what each run may become: a replay never a baseline, the merged run one once its case gates are met.
+    assert replay["run"]["report_json"]["gate"].pop("reason").endswith("never a baseline: replay of a recording")
+    assert original["run"]["report_json"]["gate"].pop("reason").endswith("`evalcore baseline accept RUN_ID` makes a run the baseline by hand")
     assert replay["run"]["server_fingerprint"] == original["run"]["server_fingerprint"]  # the same tool catalog
     assert [a["error_kind"] for a in replay["attempts"]].count("replay") == 0  # every call was in the recording
     assert replay == original

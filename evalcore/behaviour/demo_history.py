@@ -44,7 +44,7 @@ import yaml
 from evalcore.errors import ConfigError
 from evalcore.golden.demo_sets import LAYER2_SETS, MULTITURN_SET
 from evalcore.golden.loader import load_golden_set
-from evalcore.golden.model import GoldenCase, GoldenSet
+from evalcore.golden.model import GoldenCase, GoldenSet, example_args
 from evalcore.models.types import ModelSpec
 from evalcore.paths import bundled, model_identity
 
@@ -102,11 +102,10 @@ class DemoResult:
 def right_calls(case: GoldenCase) -> list[dict[str, Any]]:
     """The calls a good model makes for a case: the expected tool(s) with `expect_args` on the first call,
     and plausible arguments, taken from the prompt, for the later tools of a sequence."""
-    tools = list(case.expect_sequence) or ([case.expect_tool] if case.expect_tool else [])
     calls: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        args = _json_safe(dict(case.expect_args)) if index == 0 else _follow_up_args(tool, case.prompt)
-        calls.append({"name": tool, "args": args})
+    for index, want in enumerate(case.expected_calls()):
+        args = _json_safe(example_args(want.args)) if index == 0 or want.args else _follow_up_args(want.tool, case.prompt)
+        calls.append({"name": want.tool, "args": args})
     return calls
 
 

@@ -144,7 +144,7 @@ def _golden_set(merged: MergedPlan, golden_path: Path | None, golden_limits: Gol
     path = golden_path or golden_file(str(merged.run["golden_path"]))
     if path is None:
         raise ConfigError(f"the golden set {merged.run['golden_path']} the shards ran is not here; give its file with --golden PATH")
-    golden = load_golden_set(path, limits=golden_limits)
+    golden = load_golden_set(path, limits=golden_limits).without_drafts()  # a sharded run skips draft cases
     if golden.content_hash != merged.identity["golden_hash"]:
         raise ConfigError(f"{path} is not the golden set the shards ran (its content changed); give that file with --golden PATH")
     return golden

@@ -101,6 +101,7 @@ class BehaviourConfig:
     # What the model sees changed of the server's tools (`compare --candidate-tools`, `perturb`); calls go to the real ones
     catalog: CatalogRewrite = field(default_factory=CatalogRewrite)
     kind: RunKind = "run"  # what the run is (evalcore.run_kinds): only `run` and `merged` runs stand for the server
+    include_drafts: bool = False  # grade draft cases too (`run --include-drafts`, kind `draft-run`); else they are skipped
     replay_of: str | None = None  # the recorded run this run's server is a replay of (`run --replay-run`, kind `replay`)
     # `--judge-policy`: `always` (the judge's verdicts enter `passed` and the gate) or `trusted` (only a trusted judge's do)
     judge_policy: JudgePolicy = "always"
@@ -122,7 +123,9 @@ class WorkItem:
     case_hash: str  # of `case`, computed once per case and run
 
 
-_CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_input_requests", "expect_state"})
+# Keys that count in a case's hash only when set, so a case written before they existed keeps its hash.
+_CONVERSATION_FIELDS = frozenset({"user", "sampling_model", "roots", "expect_input_requests", "expect_state", "expect_calls", "expect_set"})
+_UNHASHED_FIELDS = frozenset({"line", "review"})  # where a case is written, and who vouched for it: not what it asks
 
 
 def case_hash(case: GoldenCase) -> str:
@@ -130,7 +133,9 @@ def case_hash(case: GoldenCase) -> str:
 
     The multi-turn keys count only when a case sets them, so a case written before they existed keeps its hash.
     """
-    content = {k: v for k, v in asdict(case).items() if k != "line" and not (k in _CONVERSATION_FIELDS and v in (None, ()))}
+    content = {k: v for k, v in asdict(case).items() if k not in _UNHASHED_FIELDS and not (k in _CONVERSATION_FIELDS and v in (None, ()))}
+    if "expect_calls" in content:
+        content["expect_calls"] = [{k: v for k, v in call.items() if k != "line"} for call in content["expect_calls"]]
     return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()[:16]
 
 
@@ -300,10 +305,19 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
 async def _surface_and_golden(config: BehaviourConfig, client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]], GoldenSet, str]:
     """The server's discover result and tools, the golden set checked against them, and the server's fingerprint."""
     discover, tools = await _server_surface(client, target)
-    golden = load_golden_set(config.golden_path, tool_names=[str(t.get("name")) for t in tools], limits=config.golden_limits)
+    golden = load_golden_set(config.golden_path, tools=tools, limits=config.golden_limits)  # arguments checked against the schemas
+    golden = golden if config.include_drafts else drafts_skipped(golden)
     check_state_tools(golden, tools)
     start_litellm_import([at_endpoint(name, model.api_base) for case in golden.cases for model in config.models for name in case_models(case)])
     return discover, tools, golden, server_fingerprint(discover, tools)
+
+
+def drafts_skipped(golden: GoldenSet) -> GoldenSet:
+    """The set without its draft cases; a set of nothing but drafts is refused, as there would be nothing to grade."""
+    kept = golden.without_drafts()
+    if not kept.cases:
+        raise ConfigError(f"{golden.path}: every case is a draft (review: {{status: draft}}); run with --include-drafts, or accept them first")
+    return kept
 
 
 async def _server_surface(client: McpClient, target: ServerTarget) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -349,6 +363,8 @@ def resumed_config(config: BehaviourConfig, run_id: str, golden: GoldenSet, fing
     if not run.get("plan_json"):
         raise ConfigError(f"run {run_id} was stored by an evalcore without run plans; it cannot be resumed as it was planned: start a new run")
     plan = RunPlan.from_json(json.loads(run["plan_json"]))
+    if (plan.kind == "draft-run") != config.include_drafts:
+        raise ConfigError(f"run {run_id} is a {plan.kind}: resume it {'with' if plan.kind == 'draft-run' else 'without'} --include-drafts, as it ran")
     if plan.replay_of != config.replay_of:
         raise ConfigError(f"run {run_id} is a {plan.kind}{f' of run {plan.replay_of}' if plan.replay_of else ''}: resume it against what it ran on")
     # A stored spec's api_base is redacted: the one given now (the same endpoint, with its credentials) is used.

@@ -65,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="attempts in flight at once, all models together (default 8)")
     parser.add_argument("--model-concurrency", type=int, default=4, help="attempts in flight per model (default 4)")
     parser.add_argument("--cache", action="store_true", help="reuse stored attempts of unchanged cases on an unchanged server and model")
+    parser.add_argument(
+        "--include-drafts",
+        action="store_true",
+        help="also grade the cases marked review: {status: draft} (skipped otherwise); the run is a draft-run: never green, never a baseline",
+    )
     parser.add_argument("--resume", metavar="RUN_ID", help="finish a crashed or interrupted run without repeating its stored attempts")
     parser.add_argument("--run-id", metavar="ID", help="id for the new run (default: time-based); lets a launcher follow it")
     parser.add_argument("--prices", type=Path, metavar="PATH", help="YAML price table for custom models: {model: {input: USD/token, output: USD/token}}")
@@ -162,7 +167,10 @@ def _command(args: argparse.Namespace) -> int:
     # the runner checks the tool names again once the server has listed its tools.
     golden_path = args.golden or default_golden_set()
     golden_limits = DEFAULT_LIMITS.with_overrides(args.golden_limit)
-    load_golden_set(golden_path, limits=golden_limits)
+    loaded = load_golden_set(golden_path, limits=golden_limits)
+    drafts = loaded.has_drafts
+    if drafts and not args.include_drafts and not loaded.without_drafts().cases:
+        raise ConfigError(f"{golden_path}: every case is a draft (review: {{status: draft}}); run with --include-drafts, or accept them first")
     if args.resume and not args.replay_run:
         args.replay_run = _resumed_replay(args, chosen)  # a replay resumes as a replay of the run it replayed, never on a live server
     replayed = replay_target(args.db, args.replay_run) if args.replay_run else None
@@ -193,7 +201,8 @@ def _command(args: argparse.Namespace) -> int:
         fault_timeout_s=args.fault_timeout,
         golden_limits=golden_limits,
         replay_of=args.replay_run,
-        kind="replay" if args.replay_run else "run",
+        kind="replay" if args.replay_run else ("draft-run" if args.include_drafts and drafts else "run"),
+        include_drafts=args.include_drafts,
         judge_policy=args.judge_policy,
         judge_thresholds=judge_thresholds_from_args(args),
         judge_repeats=args.judge_repeats,
@@ -258,7 +267,8 @@ def _shard(args: argparse.Namespace) -> Shard | None:
     shard = parse_shard(args.shard)
     if args.shard_dir is None:
         raise ConfigError("--shard needs --shard-dir DIR, the folder its Parquet file goes to")
-    clashing = [option for option, given in (("--out", args.out), ("--resume", args.resume), ("--run-id", args.run_id), ("--cache", args.cache)) if given]
+    options = (("--out", args.out), ("--resume", args.resume), ("--run-id", args.run_id), ("--cache", args.cache), ("--include-drafts", args.include_drafts))
+    clashing = [option for option, given in options if given]
     if clashing:
         raise ConfigError(f"--shard writes only its shard file: {', '.join(clashing)} belong to `evalcore run` unsharded, or to `evalcore merge`")
     return shard

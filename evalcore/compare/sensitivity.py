@@ -134,8 +134,9 @@ def selection_metric() -> str:
 
 
 def case_tools(golden: GoldenSet) -> dict[str, str]:
-    """Each case's tool: the first it expects to be called (`expect_tool`, else the first of `expect_sequence`), or NO_TOOL."""
-    return {case.id: (case.expect_tool or (case.expect_sequence[0] if case.expect_sequence else None) or NO_TOOL) for case in golden.cases}
+    """Each case's tool: the first it expects to be called (`expect_tool`, else the first of `expect_sequence` or of
+    `expect_set`), or NO_TOOL."""
+    return {case.id: next(iter(case.first_tools()), NO_TOOL) for case in golden.cases}
 
 
 def case_selection_counts(metrics: Sequence[MetricSet]) -> dict[tuple[str, str], ArmCounts]:

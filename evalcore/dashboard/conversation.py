@@ -160,6 +160,12 @@ def calls_side_by_side(expected: Mapping[str, Any] | None, actual: Sequence[Mapp
     """(expected, actual) tool calls as two texts of the same shape, one call a line: `tool {arguments}`."""
     if expected is None:
         want = "(the golden file is not readable from here)"
+    elif expected.get("expect_calls"):  # calls written with their own arguments, in order or (a set) in any order
+        calls = expected["expect_calls"]
+        want = "\n".join(f"{call['tool']} {json.dumps(call.get('args') or {}, sort_keys=True, ensure_ascii=False)}" for call in calls)
+        want += "\n(in any order)" if expected.get("expect_set") else ""
+    elif expected.get("expect_set"):
+        want = "\n".join(str(tool) for tool in expected["expect_set"]) + "\n(in any order)"
     elif expected.get("expect_sequence"):
         want = "\n".join(str(tool) for tool in expected["expect_sequence"])
         if expected.get("expect_args"):

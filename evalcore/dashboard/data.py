@@ -345,6 +345,8 @@ def expected_behaviour(golden_path: str, case_id: str) -> dict[str, Any] | None:
                 "expect_args": dict(case.expect_args),
                 "arg_match": dict(case.arg_match),
                 "expect_sequence": list(case.expect_sequence),
+                "expect_set": list(case.expect_set),
+                "expect_calls": [{"tool": call.tool, "args": dict(call.args)} for call in case.expect_calls],
                 "kind": case.kind,
                 "rubric": case.rubric,
             }

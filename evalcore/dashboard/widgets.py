@@ -687,13 +687,19 @@ def _actual_calls(transcript: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _expected_text(expected: Mapping[str, Any]) -> str:
-    lines = [f"tool: {expected['expect_tool'] or '(no tool: a negative case)'}"]
+    negative = "(no tool: a negative case)" if not expected.get("expect_set") else "(any tool of the set)"
+    lines = [f"tool: {expected['expect_tool'] or negative}"]
     if expected.get("expect_args"):
         lines.append(f"arguments: {expected['expect_args']}")
     if expected.get("arg_match"):
         lines.append(f"argument matching: {expected['arg_match']}")
     if expected.get("expect_sequence"):
         lines.append("sequence: " + " -> ".join(expected["expect_sequence"]))
+    if expected.get("expect_set"):
+        lines.append("set (any order): " + ", ".join(expected["expect_set"]))
+    for call in expected.get("expect_calls") or ():
+        if call.get("args"):
+            lines.append(f"{call['tool']} arguments: {call['args']}")
     lines.append(f"kind: {expected['kind']}")
     if expected.get("rubric"):
         lines.append(f"rubric: {expected['rubric']}")

@@ -6,18 +6,22 @@ Nothing runs on a golden set with a problem: the loader collects every problem
 it finds (invalid YAML stops it at once, since nothing after can be trusted)
 and raises one `GoldenSetProblems` listing them all in file order. The YAML
 shape is documented in `evalcore.golden.model`; the keys a file may use are
-the tables below (a new key is one entry there, its check in `_CaseReader`
-and its field in `GoldenCase`). A file past one of its `GoldenLimits` (size,
+the tables below (a new key is one entry there, its check in `_CaseReader`,
+its field in `GoldenCase` and its entry in `evalcore.golden.json_schema`).
+Given the server's tools (`tools=`, as tools/list gives them), every expected
+call's arguments are also checked against its tool's `inputSchema`
+(`evalcore.golden.schema_check`). A file past one of its `GoldenLimits` (size,
 nodes, aliases, nesting, text length, cases) is refused at that line before
 anything else is read from it.
 """
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import hashlib
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -26,7 +30,19 @@ from evalcore.errors import GoldenSetError
 from evalcore.golden.conversation_reader import CONVERSATION_KEYS, named_tools, read_conversation
 from evalcore.golden.injection import ATTACK_SURFACES, CALL_FAULTS, EXPECTATIONS, FAULT_KINDS, TEXT_FAULTS, AttackRule, Injection
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits, raise_hint
-from evalcore.golden.model import ARG_MATCH_MODES, DEFAULT_SYSTEM_PROMPT, CaseKind, GoldenCase, GoldenSet
+from evalcore.golden.model import (
+    ARG_MATCH_MODES,
+    DEFAULT_SYSTEM_PROMPT,
+    REVIEW_STATUSES,
+    RULE_KEYS,
+    CaseKind,
+    ExpectedCall,
+    GoldenCase,
+    GoldenSet,
+    Review,
+    is_rule,
+)
+from evalcore.golden.schema_check import argument_problems
 from evalcore.golden.yaml_reader import LineMapping as _Mapping
 from evalcore.golden.yaml_reader import LineSequence as _Sequence
 from evalcore.golden.yaml_reader import YamlRefusal, read_yaml
@@ -43,18 +59,23 @@ CASE_FIELDS: Final = {
     "prompt": "the user's request",
     "system": "this case's system prompt, instead of the set's",
     "expect_tool": "tool the first call must name; null: no tool may be called",
-    "expect_args": "expected arguments of that call",
+    "expect_args": "expected arguments of that call (a value, or {one_of: [...], optional: true})",
     "arg_match": "per argument: exact | semantic | ignore",
-    "expect_sequence": "tools in call order",
+    "expect_sequence": "tools (or calls {tool, args, arg_match}) in call order",
+    "expect_set": "tools (or calls {tool, args, arg_match}) in any order: parallel calls",
     "kind": "hard | soft",
     "rubric": "what the judge checks in the final answer",
     "inject": "Layer 2: the fault injected",
     "attack": "Layer 2: what counts as the injected action",
+    "review": "who vouches for the case: {status: draft | accepted, by, at, checked}",
 }
 TOP_LEVEL_KEYS: Final = tuple(TOP_LEVEL_FIELDS)
 CASE_KEYS: Final = (*CASE_FIELDS, *CONVERSATION_KEYS)  # the multi-turn keys: evalcore.golden.conversation_reader
 INJECT_KEYS: Final = ("fault", "tool", "on_call", "repeat", "expect", "text", "shadow_name", "schema")
 ATTACK_KEYS: Final = ("surface", "forbidden_tools", "forbidden_args", "forbidden_answers")
+CALL_KEYS: Final = ("tool", "args", "arg_match")
+REVIEW_KEYS: Final = ("status", "by", "at", "checked")
+CHECKED_VALUES: Final = ("executed", "schema")
 CASE_KINDS: Final[tuple[CaseKind, ...]] = ("hard", "soft")
 _NAMES_SHOWN: Final = 12
 
@@ -83,8 +104,15 @@ class _Report:
         return GoldenSetProblems([f"{self.path}{'' if line is None else f':{line}'}: {message}"])
 
 
-def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, limits: GoldenLimits = DEFAULT_LIMITS) -> GoldenSet:
-    """Load and validate a golden set; given the server's `tool_names` (tools/list), also check every tool a case names.
+def load_golden_set(
+    path: Path,
+    *,
+    tool_names: Collection[str] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    limits: GoldenLimits = DEFAULT_LIMITS,
+) -> GoldenSet:
+    """Load and validate a golden set; given the server's `tool_names` (tools/list), also check every tool a case names;
+    given its `tools` (tools/list's entries), also check every expected call's arguments against the tool's inputSchema.
 
     Raises `GoldenSetProblems` (a `GoldenSetError`) listing every problem found.
     A file past one of `limits` is refused at once, at the line where it passes it.
@@ -92,6 +120,9 @@ def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, li
     file's bytes, if any: the same as `cat tasks.yaml rubric.md | sha256sum`.
     """
     path = Path(path)
+    schemas = None if tools is None else {str(tool.get("name")): tool.get("inputSchema") for tool in tools}
+    if schemas is not None and tool_names is None:
+        tool_names = list(schemas)
     report = _Report(path)
     raw, text = _read_text(path, report, limits)
     try:
@@ -108,7 +139,7 @@ def load_golden_set(path: Path, *, tool_names: Collection[str] | None = None, li
     cases: list[GoldenCase] = []
     first_line: dict[str, int] = {}
     for number, (line, entry) in enumerate(entries, start=1):
-        case = _read_case(entry, number, line, report, tool_names, _CaseDefaults(top.system, limits))
+        case = _read_case(entry, number, line, report, tool_names, _CaseDefaults(top.system, limits, schemas))
         case_id = entry.get("id") if isinstance(entry, _Mapping) else None
         if isinstance(case_id, str) and case_id in first_line:
             report.add(line, f'case "{case_id}": duplicate id (first used at line {first_line[case_id]}); ids must be unique')
@@ -164,6 +195,7 @@ class _CaseDefaults:
 
     system: str
     limits: GoldenLimits
+    schemas: Mapping[str, Any] | None = None  # tool name -> inputSchema, when the server's tools are known
 
 
 def _top_level(document: Any, report: _Report, limits: GoldenLimits) -> _TopLevel:
@@ -222,8 +254,9 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
     case_id = entry.get("id")
     reader = _CaseReader(entry, f'case "{case_id}"' if _is_name(case_id) else f"case #{number}", report)
     reader.check_keys_and_text(defaults.limits)
-    expect_tool, sequence = reader.tools()
     expect_args, arg_match = reader.arguments()
+    expect_tool, sequence, unordered, calls = reader.tools(expect_args, arg_match)
+    review = reader.review()
     kind, rubric = entry.get("kind", "soft"), entry.get("rubric")
     if kind not in CASE_KINDS:
         reader.problem(f"'kind' must be hard or soft, got {_describe(kind)}", "kind")
@@ -235,6 +268,8 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
     conversation = read_conversation(reader)
     if tool_names is not None:
         reader.check_tools_exist(tool_names)
+    if defaults.schemas is not None and not reader.problems:
+        reader.check_arguments_against(defaults.schemas, calls or _first_call(expect_tool, expect_args, arg_match, entry.line_of("expect_args")))
     if reader.problems:
         return None
     return GoldenCase(
@@ -244,6 +279,9 @@ def _read_case(entry: Any, number: int, line: int, report: _Report, tool_names: 
         expect_args=_plain(expect_args),
         arg_match=dict(arg_match),
         expect_sequence=tuple(sequence),
+        expect_set=tuple(unordered),
+        expect_calls=tuple(ExpectedCall(c.tool, _plain(c.args), dict(c.arg_match), c.line) for c in calls),
+        review=review,
         kind=kind,
         rubric=rubric,
         inject=inject,
@@ -277,47 +315,169 @@ class _CaseReader:
         if "system" in self.entry and (problem := _text_problem("system", self.entry["system"], limits)):
             self.problem(problem, "system")
 
-    def tools(self) -> tuple[str | None, list[str]]:
-        """expect_tool and expect_sequence; an absent expect_tool defaults to the sequence's first tool."""
+    def tools(self, expect_args: _Mapping, arg_match: _Mapping) -> tuple[str | None, list[str], list[str], list[ExpectedCall]]:
+        """expect_tool, the names of expect_sequence and of expect_set, and the calls written with their own arguments
+        (none when every item is a bare name); an absent expect_tool defaults to the sequence's first tool."""
         entry = self.entry
-        expect_tool, raw_sequence = entry.get("expect_tool"), entry.get("expect_sequence")
+        expect_tool = entry.get("expect_tool")
         if expect_tool is not None and not _is_name(expect_tool):
             self.problem(f"'expect_tool' must be a tool name, or null for a case where no tool may be called; got {_describe(expect_tool)}", "expect_tool")
-        sequence: list[str] = []
-        if "expect_sequence" in entry and (not isinstance(raw_sequence, _Sequence) or not raw_sequence):
-            self.problem(f"'expect_sequence' must be a non-empty list of tool names, got {_describe(raw_sequence)}", "expect_sequence")
-        elif isinstance(raw_sequence, _Sequence):
-            for position, (line, item) in enumerate(raw_sequence.lined(), start=1):
-                if not _is_name(item):
-                    self.problem(f"expect_sequence item {position} must be a tool name, got {_describe(item)}", line=line)
-            sequence = [item for item in raw_sequence if _is_name(item)]
-        if "expect_tool" not in entry and "expect_sequence" not in entry:
+        sequence, sequence_calls = self._calls("expect_sequence")
+        unordered, set_calls = self._calls("expect_set")
+        calls = sequence_calls or set_calls
+        if "expect_sequence" in entry and "expect_set" in entry:
+            self.problem("a case has 'expect_sequence' (in order) or 'expect_set' (any order), not both", "expect_set")
+        if "expect_tool" not in entry and "expect_sequence" not in entry and "expect_set" not in entry:
             self.problem("missing 'expect_tool'; name the tool a good model calls, or write 'expect_tool: null' for a case where no tool may be called")
         elif "expect_tool" in entry and expect_tool is None:
-            for key in ("expect_args", "expect_sequence"):
+            for key in ("expect_args", "expect_sequence", "expect_set"):
                 if key in entry:
                     self.problem(f"a negative case ('expect_tool: null') cannot have '{key}'; remove it, or name the tool to call", key)
+        elif "expect_set" in entry:
+            for key in ("expect_tool", "expect_args", "arg_match"):
+                if key in entry:
+                    self.problem(f"a case with 'expect_set' cannot have '{key}': any tool of the set may come first; give each call its 'args'", key)
         elif _is_name(expect_tool) and sequence and sequence[0] != expect_tool:
             self.problem(
                 f'expect_tool "{expect_tool}" is not the first tool of expect_sequence ("{sequence[0]}"); make them agree or drop expect_tool', "expect_tool"
             )
-        return (expect_tool if "expect_tool" in entry or not sequence else sequence[0]), sequence
+        if sequence_calls and (expect_args or arg_match) and isinstance(expect_args, _Mapping):
+            first = sequence_calls[0]
+            if first.args or first.arg_match:
+                self.problem("the first call's arguments are given twice: in 'expect_args' and in expect_sequence's first item; keep one", "expect_args")
+            else:
+                sequence_calls[0] = ExpectedCall(first.tool, expect_args, arg_match if isinstance(arg_match, _Mapping) else {}, first.line)
+        first_tool = expect_tool if "expect_tool" in entry or not sequence else sequence[0]
+        return first_tool, sequence, unordered, calls
+
+    def _calls(self, key: str) -> tuple[list[str], list[ExpectedCall]]:
+        """The tool names of an `expect_sequence` or `expect_set` list, and its calls when any item has arguments."""
+        raw = self.entry.get(key)
+        if key not in self.entry:
+            return [], []
+        if not isinstance(raw, _Sequence) or not raw:
+            self.problem(f"'{key}' must be a non-empty list of tool names or calls {{tool, args}}, got {_describe(raw)}", key)
+            return [], []
+        names: list[str] = []
+        calls: list[ExpectedCall] = []
+        for position, (line, item) in enumerate(raw.lined(), start=1):
+            if _is_name(item):
+                names.append(item)
+                calls.append(ExpectedCall(item, {}, {}, line))
+                continue
+            if not isinstance(item, _Mapping):
+                self.problem(f"{key} item {position} must be a tool name or a call {{tool, args, arg_match}}, got {_describe(item)}", line=line)
+                continue
+            for unknown in (k for k in item if k not in CALL_KEYS):
+                self.problem(
+                    f"{key} item {position}: unknown key {_quote(unknown)}{_suggest(unknown, CALL_KEYS)} (allowed: {', '.join(CALL_KEYS)})",
+                    line=item.line_of(unknown),
+                )
+            tool = item.get("tool")
+            if not _is_name(tool):
+                self.problem(f"{key} item {position}: 'tool' must name the tool called, got {_describe(tool)}", line=item.line_of("tool"))
+                continue
+            args, modes = self._check_arguments(item.get("args", _Mapping(line)), item.get("arg_match", _Mapping(line)), f"{key} item {position}: ")
+            names.append(str(tool))
+            calls.append(ExpectedCall(str(tool), args, modes, line))
+        if all(not isinstance(item, _Mapping) for item in raw):
+            return names, []  # bare names only: the case keeps the shape (and hash) it always had
+        return names, calls
 
     def arguments(self) -> tuple[_Mapping, _Mapping]:
         expect_args = self.entry.get("expect_args", _Mapping(self.entry.line))
         arg_match = self.entry.get("arg_match", _Mapping(self.entry.line))
+        return self._check_arguments(expect_args, arg_match, "", keys=("expect_args", "arg_match"))
+
+    def _check_arguments(self, expect_args: Any, arg_match: Any, where: str, keys: tuple[str, str] = ("args", "arg_match")) -> tuple[_Mapping, _Mapping]:
+        """Arguments and their match modes, checked: each value a value or a rule, each mode known and for an argument given."""
+        args_key, match_key = keys
+        line_of_entry = getattr(expect_args, "line", None) or self.entry.line
         if not isinstance(expect_args, _Mapping):
-            self.problem(f"'expect_args' must be a mapping of argument name to expected value, got {_describe(expect_args)}", "expect_args")
+            self.problem(
+                f"{where}'{args_key}' must be a mapping of argument name to expected value, got {_describe(expect_args)}",
+                line=self._line(args_key, line_of_entry),
+            )
+            expect_args = _Mapping(line_of_entry)
         if not isinstance(arg_match, _Mapping):
-            self.problem(f"'arg_match' must be a mapping of argument name to exact, semantic or ignore; got {_describe(arg_match)}", "arg_match")
+            self.problem(
+                f"{where}'{match_key}' must be a mapping of argument name to exact, semantic or ignore; got {_describe(arg_match)}",
+                line=self._line(match_key, line_of_entry),
+            )
             return expect_args, _Mapping(0)
+        for argument, value in expect_args.items():
+            self._check_rule(argument, value, expect_args.line_of(argument), where)
         for argument, mode in arg_match.items():
             if mode not in ARG_MATCH_MODES:
-                self.problem(f'arg_match for "{argument}" is {_describe(mode)}; use one of {", ".join(ARG_MATCH_MODES)}', line=arg_match.line_of(argument))
-            if isinstance(expect_args, _Mapping) and argument not in expect_args:
+                self.problem(
+                    f'{where}arg_match for "{argument}" is {_describe(mode)}; use one of {", ".join(ARG_MATCH_MODES)}', line=arg_match.line_of(argument)
+                )
+            if argument not in expect_args:
                 has = ", ".join(str(name) for name in expect_args) or "nothing"
-                self.problem(f'arg_match names "{argument}", which is not in expect_args (has: {has})', line=arg_match.line_of(argument))
+                self.problem(f'{where}arg_match names "{argument}", which is not in {args_key} (has: {has})', line=arg_match.line_of(argument))
         return expect_args, arg_match
+
+    def _line(self, key: str, fallback: int) -> int:
+        return self.entry.line_of(key) if key in self.entry else fallback
+
+    def _check_rule(self, argument: Any, value: Any, line: int, where: str) -> None:
+        """An argument's value written as a rule ({one_of: [...], optional: true}) is checked; any other value is the value."""
+        if not is_rule(value):
+            return
+        for key in value:
+            if key not in RULE_KEYS:
+                self.problem(
+                    f'{where}argument "{argument}": unknown key {_quote(key)} in its rule{_suggest(key, RULE_KEYS)} (a rule has: {", ".join(RULE_KEYS)}; '
+                    "to expect an object holding one_of, write {one_of: [that object]})",
+                    line=value.line_of(key),
+                )
+        one_of, optional = value.get("one_of"), value.get("optional", False)
+        if "one_of" in value and (not isinstance(one_of, list) or not one_of):
+            self.problem(
+                f'{where}argument "{argument}": one_of must be a non-empty list of accepted values, got {_describe(one_of)}', line=value.line_of("one_of")
+            )
+        if not isinstance(optional, bool):
+            self.problem(f'{where}argument "{argument}": optional must be true or false, got {_describe(optional)}', line=value.line_of("optional"))
+        elif "one_of" not in value and not optional:
+            self.problem(f'{where}argument "{argument}": a rule without one_of must say optional: true (any value, or none)', line=line)
+
+    def review(self) -> Review | None:
+        """The `review:` block of a drafted or reviewed case."""
+        block = self.entry.get("review")
+        if "review" not in self.entry:
+            return None
+        if not isinstance(block, _Mapping):
+            self.problem(f"'review' must be a mapping {{status: draft | accepted, by, at, checked}}, got {_describe(block)}", "review")
+            return None
+        before = self.problems
+        for key in block:
+            if key not in REVIEW_KEYS:
+                self.problem(f"review: unknown key {_quote(key)}{_suggest(key, REVIEW_KEYS)} (allowed: {', '.join(REVIEW_KEYS)})", line=block.line_of(key))
+        status, checked = block.get("status"), block.get("checked")
+        if status not in REVIEW_STATUSES:
+            self.problem(f"review: 'status' must be one of {', '.join(REVIEW_STATUSES)}; got {_describe(status)}", line=block.line_of("status"))
+        if checked is not None and checked not in CHECKED_VALUES:
+            self.problem(f"review: 'checked' must be one of {', '.join(CHECKED_VALUES)}; got {_describe(checked)}", line=block.line_of("checked"))
+        for key in ("by", "at"):
+            value = block.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, str | int | float | datetime.date)):
+                self.problem(f"review: '{key}' must be text (a name, a date), got {_describe(value)}", line=block.line_of(key))
+        if self.problems > before:
+            return None
+        at = block.get("at")
+        at_text = at.isoformat() if isinstance(at, datetime.date) else (None if at is None else str(at))
+        by = None if block.get("by") is None else str(block["by"])
+        return Review(status="accepted" if status == "accepted" else "draft", by=by, at=at_text, checked=checked)
+
+    def check_arguments_against(self, schemas: Mapping[str, Any], calls: Sequence[ExpectedCall]) -> None:
+        """Every expected call's arguments against its tool's inputSchema: unknown names, wrong types, missing required."""
+        for call in calls:
+            schema = schemas.get(call.tool)
+            if not isinstance(schema, Mapping) or not call.args:
+                continue
+            for argument, message in argument_problems(call.tool, call.args, call.arg_match, schema):
+                line = call.args.line_of(argument) if argument is not None and isinstance(call.args, _Mapping) else call.line
+                self.problem(message, line=line or call.line or self.entry.line)
 
     def injection(self, limits: GoldenLimits) -> Injection | None:
         """The `inject:` block (Layer 2), checked key by key; None when absent or broken."""
@@ -429,8 +589,10 @@ class _CaseReader:
 
     def check_tools_exist(self, tool_names: Collection[str]) -> None:
         named: list[tuple[int, Any]] = [(self.entry.line_of("expect_tool"), self.entry.get("expect_tool"))]
-        sequence = self.entry.get("expect_sequence")
-        named += sequence.lined() if isinstance(sequence, _Sequence) else []
+        for key in ("expect_sequence", "expect_set"):
+            items = self.entry.get(key)
+            for line, item in items.lined() if isinstance(items, _Sequence) else []:
+                named.append((item.line_of("tool"), item.get("tool")) if isinstance(item, _Mapping) else (line, item))
         inject, attack = self.entry.get("inject"), self.entry.get("attack")
         if isinstance(inject, _Mapping):
             named.append((inject.line_of("tool"), inject.get("tool")))
@@ -446,6 +608,13 @@ class _CaseReader:
             if _is_name(tool) and tool not in tool_names and tool not in reported:
                 reported.add(tool)
                 self.problem(f'unknown tool "{tool}"{_suggest(tool, tool_names)} (server has: {_names(tool_names)})', line=line)
+
+
+def _first_call(expect_tool: str | None, expect_args: Any, arg_match: Any, line: int) -> list[ExpectedCall]:
+    """The one expected call of a case without calls of its own (`expect_tool` with `expect_args`), for the schema check."""
+    if not _is_name(expect_tool) or not isinstance(expect_args, _Mapping):
+        return []
+    return [ExpectedCall(str(expect_tool), expect_args, arg_match if isinstance(arg_match, _Mapping) else {}, line)]
 
 
 def _is_name(value: Any) -> bool:

@@ -6,23 +6,32 @@ Three modes, chosen per argument in the golden set (`arg_match`):
   only equal booleans, strings compare exactly (case matters: ids are
   case-sensitive), lists and objects compare structurally with the same rules.
 - `semantic`: free text compared offline and explainably (no embeddings, no
-  model). A match when every number/id token of the expected text appears in
-  the actual text, and either the whole expected text appears in it (models add
-  words) or `text_similarity` >= SEMANTIC_THRESHOLD. Non-strings fall back to `exact`.
+  model). Never a match when the actual text negates the expected one or says
+  its opposite (`polarity_conflict`: "not California" for "California", "closed"
+  for "open", "unpaid" for "paid"). Otherwise a match when every number/id token
+  of the expected text appears in the actual text, and either the whole expected
+  text appears in it (models add words) or `text_similarity` >= SEMANTIC_THRESHOLD.
+  Both texts are first normalised (`normalise_text`): Unicode NFKC, case,
+  punctuation, thousands separators, "3.0" as "3", number words up to twenty and
+  the tens as digits. Non-strings fall back to `exact`.
 - `ignore`: always matched; the golden case only cares that the tool was chosen.
 
-A missing argument (pass `MISSING` as `actual`) fails `exact` and `semantic`.
+An expected value may be a rule (`evalcore.golden.model.argument_rule`): any of
+`one_of`'s values matches (each under the argument's mode), and an `optional`
+argument may be absent. A missing argument (pass `MISSING` as `actual`) fails
+`exact` and `semantic` unless it is optional.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Final
 
-from evalcore.golden.model import ArgMatch
+from evalcore.golden.model import ArgMatch, argument_rule
 
 # Calibrated on SEMANTIC_PAIRS in tests/test_scoring.py: paraphrases of ticket
 # subjects, search queries and email subjects score 0.60-1.00; texts that share one
@@ -39,6 +48,87 @@ _STOPWORD_TEXT = """
     so than then too very just also any some all
 """
 STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
+
+# Words that negate the words they govern, or give them negative polarity ("cannot download" = "download fails"). A
+# negation governs the next NEGATION_SCOPE content words; the failure words ("fails", "failed") the ones before too.
+# A word both texts hold must be negated in both or in neither: "not California" never matches "California", while
+# "password reset email never arrives" still matches "password reset" (the "never" governs "arrives", not them).
+NEGATION_SCOPE: Final = 3
+_FAILURE_WORDS: Final = frozenset({"fail", "fails", "failed", "failing", "failure"})
+NEGATIONS: Final = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "non",
+        "without",
+        "except",
+        "excluding",
+        "exclude",
+        "excludes",
+        "nor",
+        "neither",
+        "none",
+        "nothing",
+        "nobody",
+        "nowhere",
+        "cannot",
+        "unable",
+        "fail",
+        "fails",
+        "failed",
+        "failing",
+        "failure",
+        "anti",
+    ]
+)
+# A negating prefix glued to a word of the other text: "unpaid" / "paid", "inactive" / "active", "disabled" / "abled".
+_NEGATING_PREFIXES: Final = ("non", "un", "in", "im", "il", "ir", "dis")
+_PREFIXED_MIN: Final = 4  # letters left after the prefix: "invoice" is not "in" + "voice" unless "voice" is there
+# Opposites: a text that says one where the other says its opposite is a different request, however close.
+_ANTONYM_TEXT = """
+    open:closed open:close enable:disable enabled:disabled include:exclude increase:decrease true:false yes:no
+    on:off start:stop start:end begin:end first:last min:max minimum:maximum ascending:descending asc:desc
+    add:remove accept:reject approve:reject allow:deny allowed:denied buy:sell win:lose before:after above:below
+    up:down high:low higher:lower highest:lowest more:less most:least import:export upload:download
+    arrival:departure arrive:depart incoming:outgoing inbound:outbound public:private success:failure pass:fail
+    positive:negative male:female north:south east:west left:right old:new oldest:newest earliest:latest
+    past:future yesterday:tomorrow credit:debit deposit:withdraw encrypt:decrypt upgrade:downgrade
+    visible:hidden show:hide hot:cold input:output send:receive sent:received buyer:seller debtor:creditor
+    plaintiff:defendant victim:suspect victim:perpetrator winner:loser
+"""
+ANTONYMS: Final = frozenset(pair for left, right in (item.split(":") for item in _ANTONYM_TEXT.split()) for pair in ((left, right), (right, left)))
+_NUMBER_WORDS: Final = {
+    word: str(value)
+    for value, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100"}
+_THOUSANDS: Final = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_WHOLE_DECIMAL: Final = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d.])")
+_CONTRACTED_NOT: Final = re.compile(r"n['’]t\b")
 
 
 class _Missing:
@@ -59,13 +149,32 @@ class ArgumentMatch:
 
 
 def match_argument(expected: Any, actual: Any, mode: ArgMatch) -> ArgumentMatch:
-    """Judge one argument under its mode; `actual` is `MISSING` when the model left it out."""
+    """Judge one argument under its mode; `actual` is `MISSING` when the model left it out.
+
+    `expected` is a value or a rule (`{one_of: [...], optional: true}`): any alternative matching is a match, the
+    first that does gives the reason; when none does, the reason is the only alternative's, or lists them all.
+    """
     if mode not in ("exact", "semantic", "ignore"):
         raise ValueError(f"unknown argument match mode {mode!r} (expected exact, semantic or ignore)")
     if mode == "ignore":
         return ArgumentMatch(True, None, "ignored")
+    rule = argument_rule(expected)
     if actual is MISSING:
-        return ArgumentMatch(False, None, "missing")
+        return ArgumentMatch(True, None, "absent (optional)") if rule.optional else ArgumentMatch(False, None, "missing")
+    if not rule.alternatives:
+        return ArgumentMatch(True, None, "any value (optional)")
+    results = [_match_value(alternative, actual, mode) for alternative in rule.alternatives]
+    best = next((result for result in results if result.matched), None)
+    if best is not None:
+        return best
+    if len(results) == 1:
+        return results[0]
+    similarities = [result.similarity for result in results if result.similarity is not None]
+    shown = ", ".join(_show(alternative, 30) for alternative in rule.alternatives)
+    return ArgumentMatch(False, max(similarities) if similarities else None, f"{_show(actual)} is none of {shown}")
+
+
+def _match_value(expected: Any, actual: Any, mode: ArgMatch) -> ArgumentMatch:
     if mode == "semantic" and isinstance(expected, str) and isinstance(actual, str):
         return _match_text(expected, actual)
     if json_equal(expected, actual):
@@ -87,10 +196,39 @@ def json_equal(expected: Any, actual: Any) -> bool:
 
 
 def normalise_text(text: str) -> str:
-    """Unicode NFKC, casefold, punctuation and symbols to spaces, whitespace collapsed."""
+    """Unicode NFKC, casefold, "n't" as " not", thousands separators dropped ("1,000" -> "1000"), whole decimals as
+    integers ("3.0" -> "3"), punctuation and symbols to spaces, whitespace collapsed, number words as digits
+    ("ten" -> "10", up to twenty, and the tens). Not normalised: other decimals ("2.10" stays apart from "2.1"),
+    leading zeros (ids: "0002"), compound number words ("twenty-one" is "20 1"), units, dates, abbreviations."""
     folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _WHOLE_DECIMAL.sub(r"\1", _THOUSANDS.sub("", _CONTRACTED_NOT.sub(" not", folded)))
     spaced = "".join(" " if unicodedata.category(char)[0] in "PSZC" else char for char in folded)
-    return " ".join(spaced.split())
+    return " ".join(_NUMBER_WORDS.get(token, token) for token in spaced.split())
+
+
+def polarity_conflict(expected: str, actual: str) -> str | None:
+    """Why `actual` says the opposite of `expected`, or None: a word both hold that a negation governs in one only
+    (see NEGATION_SCOPE), a negating prefix on a word of the other text, or a word whose antonym the other text holds
+    (and not the word itself)."""
+    tokens_expected, tokens_actual = normalise_text(expected).split(), normalise_text(actual).split()
+    negated_expected, negated_actual = _polarity(tokens_expected), _polarity(tokens_actual)
+    for word, negated in negated_expected.items():
+        others = [flag for other, flag in negated_actual.items() if same_word(word, other)]
+        if others and any(others) != negated:
+            where = "the actual text" if any(others) else "the expected text"
+            return f"negation: {_show(actual)} vs {_show(expected)} ({word!r} is negated in {where} only)"
+    set_expected, set_actual = set(tokens_expected), set(tokens_actual)
+    for mine, theirs in ((set_actual, set_expected), (set_expected, set_actual)):
+        for word in mine - theirs:
+            for prefix in _NEGATING_PREFIXES:
+                stem = word.removeprefix(prefix)
+                if stem != word and len(stem) >= _PREFIXED_MIN and stem in theirs:
+                    return f"negation: {_show(actual)} vs {_show(expected)} ({word!r} negates {stem!r})"
+    for word in set_actual - set_expected:
+        for other in set_expected - set_actual:
+            if (word, other) in ANTONYMS:
+                return f"opposite: {_show(actual)} vs {_show(expected)} ({word!r} is the opposite of {other!r})"
+    return None
 
 
 def content_words(normalised: str) -> frozenset[str]:
@@ -164,9 +302,27 @@ def text_similarity(expected: str, actual: str) -> float:
     return word_overlap(expected, actual).f1
 
 
+def _polarity(tokens: list[str]) -> dict[str, bool]:
+    """Each content word of a normalised text, and whether a negation governs it (anywhere it occurs)."""
+    content = [index for index, token in enumerate(tokens) if token not in STOPWORDS and token not in NEGATIONS]
+    governed: set[int] = set()
+    for index, token in enumerate(tokens):
+        if token in NEGATIONS:
+            governed.update([position for position in content if position > index][:NEGATION_SCOPE])
+            if token in _FAILURE_WORDS:
+                governed.update([position for position in content if position < index][-NEGATION_SCOPE:])
+    polarity: dict[str, bool] = {}
+    for position in content:
+        polarity[tokens[position]] = polarity.get(tokens[position], False) or position in governed
+    return polarity
+
+
 def _match_text(expected: str, actual: str) -> ArgumentMatch:
     normal_expected, normal_actual = normalise_text(expected), normalise_text(actual)
     similarity = text_similarity(expected, actual)
+    # Checked before anything can match: one added "not" keeps the expected text contained and the similarity high.
+    if conflict := polarity_conflict(expected, actual):
+        return ArgumentMatch(False, similarity, conflict)
     # Models paraphrase words but must not change numbers: "invoice INV-2026-0003"
     # for "invoice INV-2026-0002" is a different request, however similar the text.
     actual_tokens = set(normal_actual.split())

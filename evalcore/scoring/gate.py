@@ -198,9 +198,8 @@ def decide(
             later = never or "so this run becomes the baseline"
             return RunGate("no_baseline", True, standing, f"no baseline yet: every case gate is met, {later}", None, max_drop, notes=tuple(notes))
         why = "errored attempts were accepted" if case_gates_met else unmet
-        reason = (
-            f"no baseline yet, and this run cannot be one: {why}; a run becomes the baseline when it is complete and every case gate is met, or {ACCEPT_HINT}"
-        )
+        how = never or f"a run becomes the baseline when it is complete and every case gate is met, or {ACCEPT_HINT}"
+        reason = f"no baseline yet, and this run cannot be one: {why}; {how}"
         return RunGate("no_baseline", False, False, reason, None, max_drop, notes=tuple(notes))
     result = compare_to_baseline(report, baseline, max_drop)
     all_notes = (*result.notes, *notes)

@@ -3,6 +3,7 @@
     sim/lexical              the lexical tool-selection baseline (`lexical.py`)
     sim/script:<path>        replays a YAML script per case and attempt (`script.py`)
     sim/judge                the word-overlap judge (`judge_policy.py`)
+    sim/drafter              drafts golden cases from tool names, descriptions and schemas (`drafter.py`)
 
 The same policies serve the HTTP endpoint as models `sim-lexical` and `sim-judge`.
 """
@@ -14,14 +15,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalcore.errors import ConfigError
+from evalcore.models.sim.drafter import drafter_reply
 from evalcore.models.sim.judge_policy import judge_reply
 from evalcore.models.sim.lexical import lexical_reply
 from evalcore.models.sim.reply import SimReply
 from evalcore.models.sim.script import load_script, script_reply
 
-SimKind = Literal["lexical", "script", "judge"]
+SimKind = Literal["lexical", "script", "judge", "drafter"]
 SIM_PROVIDER = "sim"
-SIM_MODELS = ("sim/lexical", "sim/script:<path>", "sim/judge")
+SIM_MODELS = ("sim/lexical", "sim/script:<path>", "sim/judge", "sim/drafter")
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class SimModel:
 def parse_sim_model(name: str) -> SimModel:
     """`sim/lexical`, `sim/judge` or `sim/script:<path>` (the `sim/` prefix optional, as litellm strips it)."""
     model = name.removeprefix(f"{SIM_PROVIDER}/")
-    if model in ("lexical", "judge"):
+    if model in ("lexical", "judge", "drafter"):
         return SimModel(kind=model)  # type: ignore[arg-type]
     if model.startswith("script:") and model.removeprefix("script:").strip():
         return SimModel(kind="script", script_path=model.removeprefix("script:").strip())
@@ -54,5 +56,7 @@ def sim_reply(name: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[
         return lexical_reply(messages, tools)
     if model.kind == "judge":
         return judge_reply(messages, tools)
+    if model.kind == "drafter":
+        return drafter_reply(messages, tools)
     assert model.script_path is not None
     return script_reply(load_script(model.script_path), messages, context, tools)

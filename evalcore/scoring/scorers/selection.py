@@ -1,9 +1,10 @@
 """Pure logic: the `selection` scorer: did the attempt pick the right tool, or rightly none (Layer 1).
 
 Positive case: the FIRST call names the expected tool (`expect_tool`, or the
-first tool of `expect_sequence` when the case names only a sequence); a model
-that calls nothing fails ("refused" when it answered with a refusal). Negative
-case: correct iff nothing was called (a refusal is a correct non-call).
+first tool of `expect_sequence` when the case names only a sequence, or any
+tool of `expect_set`); a model that calls nothing fails ("refused" when it
+answered with a refusal). Negative case: correct iff nothing was called (a
+refusal is a correct non-call).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def selection(attempt: AttemptInput, earlier: Mapping[str, Score]) -> Score:
     if case.is_negative:
         reasons = [f"called {', '.join(dict.fromkeys(names))} on a no-tool case"] if calls else []
         return verdict_score(ID, not calls, reasons)
-    expected_tool = case.expect_tool or case.expect_sequence[0]
-    correct = bool(calls) and calls[0].name == expected_tool
+    expected_tools = case.first_tools()
+    correct = bool(calls) and calls[0].name in expected_tools
     if not calls and attempt.refused:
         return verdict_score(ID, False, ["refused"])
-    return verdict_score(ID, correct, [] if correct else [f"expected {expected_tool}, called {names[0] if calls else 'no tool'}"])
+    expected = " or ".join(expected_tools)
+    return verdict_score(ID, correct, [] if correct else [f"expected {expected}, called {names[0] if calls else 'no tool'}"])
