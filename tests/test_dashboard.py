@@ -157,12 +157,41 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
     assert any("changed description of search_knowledge_base" in block.value for block in app.code)
     (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]  # the experiments that tell the causes apart
-    assert "evalcore run --replay-run " in next_step and f"--models {steady}" in next_step and "--url http://127.0.0.1:" in next_step
+    assert "evalcore run --replay-run " in next_step and f"--models {steady}" in next_step and "--server reference-v2 " in next_step
     rows = list(csv.DictReader(io.StringIO(dashboard_data.changes_csv(dashboard_data.drift(db, None)[1]))))
     server = next(r for r in rows if r["cause"] == "server")
     assert "+" in server["description_diff"] and "changed description of search_knowledge_base" in server["evidence"]
     model = next(r for r in rows if r["cause"] == "model")
     assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model["evidence"]) and model["q_value"]
+
+
+def test_drift_pages_suggested_commands_run_as_shown(demo_db, monkeypatch, tmp_path):
+    """The page's two experiments, run as typed (on a copy of the store): the replayed run, then the recorded calls sent to
+    the demo's server after its description change, started again by name (the run's own port is long gone)."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from evalcore.behaviour.demo_history import DESCRIPTION_CASE
+
+    db, _ = demo_db
+    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
+    (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(db, copy)
+    commands = [line for line in next_step.splitlines() if line.startswith("evalcore ")]
+    assert len(commands) == 2 and all(shlex.quote(str(db)) in line for line in commands)
+    done = []
+    for line in commands:
+        words = shlex.split(line.replace(shlex.quote(str(db)), shlex.quote(str(copy))))
+        done.append(subprocess.run([sys.executable, "-m", *words], cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL))
+    replayed, calls = done
+    assert replayed.returncode in (0, 1) and "replay" in replayed.stdout, replayed.stdout + replayed.stderr  # a gate verdict, not a usage error
+    assert calls.returncode == 1, calls.stdout + calls.stderr  # the description changed: a difference, not an unreachable server
+    assert "cannot reach" not in calls.stdout + calls.stderr
+    assert "tools/list: changed" in calls.stdout and "search_knowledge_base: description" in calls.stdout and " 0 errored" in calls.stdout, calls.stdout
 
 
 def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):

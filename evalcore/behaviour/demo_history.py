@@ -194,7 +194,7 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
     before = [n for n in nights if n < config.description_change]
     after = [n for n in nights if n >= config.description_change]
     started = time.perf_counter()
-    run_ids = [*_run_nights(config, models, before, ()), *_run_nights(config, models, after, ("--variant", "v2"))]
+    run_ids = [*_run_nights(config, models, before, "reference"), *_run_nights(config, models, after, "reference-v2")]
     layer2_run_ids = _run_layer2(config)
     multiturn_run_ids = _run_multiturn(config)
     seconds = time.perf_counter() - started
@@ -210,18 +210,18 @@ def run_demo(config: DemoConfig, *, force: bool = False) -> DemoResult:
     )
 
 
-def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequence[date], server_args: Sequence[str]) -> list[str]:
+def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequence[date], server: str) -> list[str]:
+    """The nights' runs against the configured reference server `server` (recorded by that name, so the commands the
+    dashboard suggests can start it again)."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
     from evalcore.conformance.runner import run_suite
-    from evalcore.mcp.reference import running_reference_server
-    from evalcore.mcp.target import Target
+    from evalcore.mcp.target import resolve_target
     from evalcore.store.conformance import record_conformance_run
 
     if not nights:
         return []
     run_ids: list[str] = []
-    with running_reference_server(server_args) as url:
-        target = Target(url=url)
+    with resolve_target(server=server) as target:
         # Layer 0 of each server variant, so the matrix's conformance column has a verdict for the runs that follow.
         record_conformance_run(config.db_path, asyncio.run(run_suite(target, runs=config.runs)))
         for night in nights:
@@ -241,11 +241,10 @@ def _run_nights(config: DemoConfig, models: Sequence[ModelSpec], nights: Sequenc
 def _run_layer2(config: DemoConfig) -> list[str]:
     """One run of each bundled Layer 2 golden set on the last night, each with its two scripted models (one good, one bad)."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.mcp.reference import running_reference_server
-    from evalcore.mcp.target import Target
+    from evalcore.mcp.target import resolve_target
 
     run_ids: list[str] = []
-    with running_reference_server() as url:
+    with resolve_target(server="reference") as target:
         for golden_name, scripts in LAYER2_SETS:
             behaviour = BehaviourConfig(
                 golden_path=GOLDEN_DIR / golden_name,
@@ -258,7 +257,7 @@ def _run_layer2(config: DemoConfig) -> list[str]:
                 run_date=config.today,
                 fault_timeout_s=1.0,
             )
-            report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
+            report = asyncio.run(run_behaviour(behaviour, target))
             run_ids.append(report.run_id)
     return run_ids
 
@@ -266,10 +265,9 @@ def _run_layer2(config: DemoConfig) -> list[str]:
 def _run_multiturn(config: DemoConfig) -> list[str]:
     """One run of the multi-turn and MRTR set on the last night, with the lexical baseline and the scripted simulated user."""
     from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
-    from evalcore.mcp.reference import running_reference_server
-    from evalcore.mcp.target import Target
+    from evalcore.mcp.target import resolve_target
 
-    with running_reference_server() as url:
+    with resolve_target(server="reference") as target:
         behaviour = BehaviourConfig(
             golden_path=GOLDEN_DIR / MULTITURN_SET,
             models=(ModelSpec(name="sim/lexical", max_concurrency=config.concurrency),),
@@ -278,7 +276,7 @@ def _run_multiturn(config: DemoConfig) -> list[str]:
             concurrency=config.concurrency,
             run_date=config.today,
         )
-        report = asyncio.run(run_behaviour(behaviour, Target(url=url)))
+        report = asyncio.run(run_behaviour(behaviour, target))
     return [report.run_id]
 
 
