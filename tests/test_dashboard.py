@@ -130,7 +130,7 @@ def test_drift_page_shows_the_demo_changes_with_their_evidence(demo_db, monkeypa
     assert list(table.columns) == ["change point", "case", "cause", "change", "pass rate", "q", "model"]
     overview, timeline = (json.loads(chart.proto.spec) for chart in app.get("plotly_chart"))
     rows = overview["data"][0]["y"]
-    assert len(rows) == 2 * 28 and all(" (simulated) · " in row for row in rows)
+    assert len(rows) == 3 * 28 and all(" (simulated) · " in row for row in rows)
     assert len(overview["data"][1]["x"]) == 4  # one marker per change point
     # changed pairs come first in the picker; the first one's timeline shows its change point, before/after rates and the run that found it
     model, case = app.selectbox(key="drift_pair").value
@@ -152,7 +152,7 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     from evalcore.dashboard import data as dashboard_data
 
     db, _ = demo_db
-    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
     app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
     assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
     assert any("changed description of search_knowledge_base" in block.value for block in app.code)
@@ -162,7 +162,7 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     server = next(r for r in rows if r["cause"] == "server")
     assert "+" in server["description_diff"] and "changed description of search_knowledge_base" in server["evidence"]
     model = next(r for r in rows if r["cause"] == "model")
-    assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model["evidence"]) and model["q_value"]
+    assert re.search(r"model version: \S* ?sim-latest-2026-05 -> \S* ?sim-latest-2026-11", model["evidence"]) and model["q_value"]
 
 
 def test_drift_pages_suggested_commands_run_as_shown(demo_db, monkeypatch, tmp_path):
@@ -176,7 +176,7 @@ def test_drift_pages_suggested_commands_run_as_shown(demo_db, monkeypatch, tmp_p
     from evalcore.behaviour.demo_history import DESCRIPTION_CASE
 
     db, _ = demo_db
-    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
     app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
     (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]
     copy = tmp_path / "copy.duckdb"
@@ -194,11 +194,29 @@ def test_drift_pages_suggested_commands_run_as_shown(demo_db, monkeypatch, tmp_p
     assert "tools/list: changed" in calls.stdout and "search_knowledge_base: description" in calls.stdout and " 0 errored" in calls.stdout, calls.stdout
 
 
+def test_the_demo_opens_on_its_nightly_set_three_models_with_failures_flaky_cases_and_its_drift_flags(demo_db, monkeypatch):
+    """The home page of a fresh demo is its richest set: the baseline and the two scripted models side by side, some
+    cells failed, the open drift drops named; the Flaky cases and Latency pages have something to show on the same scope."""
+    db, _ = demo_db
+    app = _app(HOME, db, monkeypatch)
+    assert app.query_params["golden"] == "golden/tasks.yaml"
+    matrix = app.get("html")[0].proto.body
+    labels = ["sim/lexical (simulated)", "sim/script:assistant-latest.yaml (simulated)", "sim/script:assistant-pinned.yaml (simulated)"]
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', matrix) == labels
+    assert len(set(re.findall(r'data-case="([^"]+)"', matrix))) == 28
+    flags = [w.value for w in app.warning if w.value.startswith("Drift")]
+    assert len(flags) == 1 and "4 open drop" in flags[0] and "kb\\-password\\-reset" in flags[0] and "calendar\\-day" in flags[0]
+    flaky = _app(FLAKY, db, monkeypatch)
+    assert not [i.value for i in flaky.info if "No flaky cases" in i.value] and len(flaky.dataframe[0].value) > 0
+    latency = _app(LATENCY, db, monkeypatch)
+    assert len(latency.dataframe[0].value) == 3  # one row per model
+
+
 def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
     from evalcore.behaviour.demo_history import DESCRIPTION_CASE
 
     db, _ = demo_db
-    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
     app = _app(DRIFT, db, monkeypatch)
     first = app.selectbox(key="drift_pair").value
     wanted = (steady, DESCRIPTION_CASE) if first != (steady, DESCRIPTION_CASE) else (steady, "calendar-day")
@@ -464,10 +482,11 @@ def test_the_matrix_figure_is_built_unvalidated_yet_as_plotly_would_validate_it(
     assert [trace.type for trace in figure.data] == ["heatmap", "heatmap", "scatter"]
 
 
-def test_the_demo_banner_counts_nights_then_the_other_sets():
-    assert progress.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
-    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
-    assert progress.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
+def test_the_demo_banner_counts_the_other_sets_then_the_nights():
+    first = "Building the demo history: the Layer 2 and multi-turn sets (1 of 3), then 21 nights. The pages fill in as each lands."
+    assert progress.demo_banner(0, 21, 24) == first
+    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (3 of 3), then 21 nights.")
+    assert progress.demo_banner(6, 21, 24).startswith("Building the demo history: night 3 of 21.")
 
 
 def test_a_sim_script_version_is_shortened_like_its_model_name():

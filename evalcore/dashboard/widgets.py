@@ -42,9 +42,10 @@ LINE_CHARS = 200  # of a value inside one line of our own text
 
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
     """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
+    if progress.demo_running(db):  # app.py's banner follows it: no advice to build what is being built
+        st.info(f"No {what} yet in `{db}`: the demo history is being built (above); its first run lands within seconds.")
+        return
     st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
-    if progress.demo_running(db):
-        return  # app.py's banner follows it
     if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights; the first lands within seconds)", key="launch_demo", type="primary"):
         try:
             jobs.launch_demo(db)
@@ -210,6 +211,20 @@ def layer0_verdict(verdict: pd.DataFrame) -> None:
         f"{row['era'] if isinstance(row['era'], str) else 'era unknown'}, run {row['run_id']})"
     )
     (st.success if passed else st.error)(text)
+
+
+DRIFT_PAGE = "pages/2_Drift.py"
+
+
+def drift_flags(changes: Sequence[Any], labels: Mapping[str, str], golden: str | None) -> None:
+    """The open drift drops of the shown golden set (`evalcore.drift.Change`s), named once above the drill-down, with
+    a link to the Drift page; nothing when there are none."""
+    drops = sorted((c for c in changes if c.kind == "drop" and c.status == "open"), key=lambda c: (c.change_date, c.model, c.case_id))
+    if not drops:
+        return
+    named = "; ".join(f"{labels.get(c.model, short_model_name(c.model))} · {c.case_id} ({c.attribution}, since {c.change_date})" for c in drops)
+    st.warning(literal_label(f"Drift: {len(drops)} open drop(s) in this golden set: {named}."))
+    st.page_link(DRIFT_PAGE, label="Open the Drift page: when each drop began, its evidence and cause", query_params={"golden": golden} if golden else None)
 
 
 def run_state_notes(runs: pd.DataFrame, run_ids: Sequence[str]) -> list[tuple[str, str]]:
