@@ -282,16 +282,23 @@ def test_a_shared_runs_url_reopens_its_filters_and_pick_and_opens_the_two_runs_o
     expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
     assert f"baseline={older}" in page.url and f"candidate={newer}" in page.url
     expect(page.locator(".js-plotly-plot")).to_have_count(3, timeout=120_000)  # both matrices and the delta matrix
-    # The delta matrix colours only the significant cells. Between two single nights (5 attempts each) even the drifting
-    # model's 5/5 -> 0/5 drops are not significant once corrected across the 56 cases: they read "-1.00 n.s." on grey.
+    # The delta matrix colours only the significant cells. Between two single nights (5 attempts each) even the updated
+    # model's 5/5 -> 0/5 drops are not significant once corrected across the 84 cases: they read "-1.00 n.s." on grey,
+    # with the runs per arm that would tell them.
     delta = page.evaluate(
         """() => { const gd = document.querySelectorAll('.js-plotly-plot')[2];
         const z = Array.from(gd.data[1].z, row => Array.from(row, v => (v === null || Number.isNaN(v)) ? null : v));
-        return {text: Array.from(gd.data[2].text), z: z}; }"""
+        return {text: Array.from(gd.data[2].text), z: z, shapes: (gd.layout.shapes || []).length}; }"""
     )
-    assert "-1.00 n.s." in delta["text"] and all(value is None for row in delta["z"] for value in row), delta
-    # Pooled over their 28 cases, both models are significantly worse (the description change hit both), and the page says so first.
-    expect(page.get_by_text("cases: 0 better, 0 worse, 56 no difference, 0 inconclusive; models, their cases pooled: 0 better, 2 worse")).to_be_visible()
+    dropped = [text for text in delta["text"] if text.startswith("-1.00 n.s.")]
+    assert dropped and all(re.fullmatch(r"-1\.00 n\.s\.<br>needs \d+ runs", text) for text in dropped), delta
+    assert all(value is None for row in delta["z"] for value in row), delta
+    # Pooled over their 28 cases, models are significantly worse: the red heading says which, before the counts, and the
+    # cells that verdict rests on are outlined in the delta matrix.
+    heading = page.get_by_text(re.compile(r"^Significantly worse or not measured: .*assistant-latest\.yaml \(simulated\), its cases pooled: \d+/\d+ → \d+/\d+"))
+    expect(heading).to_be_visible()
+    expect(heading).to_contain_text(re.compile(r"cases: 0 better, 0 worse, 84 no difference, 0 inconclusive; models, their cases pooled: 0 better, [23] worse"))
+    assert delta["shapes"] >= 4
     shared = page.url
     page.goto(shared)  # the URL alone reopens the same view
     expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
