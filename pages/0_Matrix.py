@@ -68,7 +68,7 @@ else:
         labels = figures.model_labels({str(m): bool(flag) for m, flag in simulated.items()})
         widgets.drift_flags(data.drift(db, filters.golden_path)[1], labels, filters.golden_path)
 
-        st.subheader("Drill-down")
+        st.subheader("Drill-down", anchor=matrix_grid.DRILL_ANCHOR)  # a cell's link scrolls here
         st.caption("Click a cell of the matrix, or pick a model and a case.")
         model_column, case_column = st.columns(2)
         model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)

@@ -186,6 +186,9 @@ def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_matrix(dashboard
     assert "pass^k 0.00" in (cell.locator("a").get_attribute("title") or "")  # what the heatmap's hover said, on pointing at it
     cell.click()
     page.wait_for_url(re.compile(r"case=calendar-day"), timeout=120_000)
+    # the page opens scrolled to the drill-down: its heading is on screen, not under a 28-row matrix
+    heading = page.get_by_role("heading", name="Drill-down")
+    expect(heading).to_be_in_viewport(timeout=120_000)
     assert "assistant-latest.yaml" in page.url and "golden=golden" in page.url  # the link keeps the page's filters
     _matrix(page)
     expect(page.get_by_text(re.compile(r"assistant-latest\.yaml \(simulated\) · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)

@@ -643,3 +643,14 @@ def test_the_dashboard_watches_no_source_files():
     code and watched it, holding the first page back 1-2 s: `evalcore dashboard` turns it off."""
     command = streamlit_command(8501)
     assert command[command.index("--server.fileWatcherType") + 1] == "none"
+
+
+def test_over_time_charts_of_one_date_tick_by_date():
+    """One run date: the axis reads the date, never "23:59:59.999 ... 00:00:00.0005"."""
+    frame = pd.DataFrame(
+        {"run_date": [date(2026, 11, 30)], "model": ["openai/x"], "simulated": [False], "latency_p50_ms": [10.0], "latency_p95_ms": [20.0]}
+        | {"cost_per_attempt_usd": [0.01], "cost_per_correct_usd": [0.02]}
+    )
+    for figure in (figures.latency_chart(frame), figures.cost_chart(frame)):
+        axis = figure.layout.xaxis
+        assert (axis.type, axis.tickformat, axis.dtick) == ("date", "%Y-%m-%d", 86_400_000)

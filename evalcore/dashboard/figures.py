@@ -215,6 +215,10 @@ def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
+# Run dates over time: one tick a day at most, read as a date (a single date's ticks read "23:59:59.999" otherwise).
+RUN_DATE_AXIS = {"type": "date", "tickformat": "%Y-%m-%d", "dtick": 86_400_000}
+
+
 def latency_chart(df: pd.DataFrame) -> go.Figure:
     """Latency p50 and p95 per model: bars from `queries.latency`, or lines over run dates from `queries.latency_over_time`."""
     figure = go.Figure()
@@ -230,7 +234,7 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
                     x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}, legendgroup=str(label)
                 )
             )
-        figure.update_layout(**_legend_below(2 * frame["label"].nunique()))  # no x title: the dates say it, and it sat on the legend
+        figure.update_layout(**_legend_below(2 * frame["label"].nunique()), xaxis=RUN_DATE_AXIS)  # no x title: the dates say it, and it sat on the legend
     else:
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p50_ms"], name="p50"))
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p95_ms"], name="p95"))
@@ -301,7 +305,7 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     if "run_date" in shown.columns:
         for label, group in shown.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
-        figure.update_layout(**_legend_below(shown["label"].nunique()))
+        figure.update_layout(**_legend_below(shown["label"].nunique()), xaxis=RUN_DATE_AXIS)
     else:
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_attempt_usd"], name="per attempt"))
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_correct_usd"], name="per correct attempt"))
