@@ -574,19 +574,27 @@ def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
     assert timeline.layout.shapes[0].x0 == 3.5  # the change point, between the last good run and the first after
 
 
+def test_tables_show_every_rate_with_one_decimal_and_token_counts_whole():
+    frame = pd.DataFrame({"pass_rate": [0.9, 0.9571], "input_tokens_per_attempt": [12345.6, 7.2], "passes": [3, 4]})
+    shown = widgets._shown_numbers(frame)
+    assert list(shown["pass_rate"]) == pytest.approx([90.0, 95.71]) and list(shown["input_tokens_per_attempt"]) == [12346.0, 7.0]
+    assert list(shown["passes"]) == [3, 4] and list(frame["pass_rate"]) == [0.9, 0.9571]  # the CSV's frame is untouched
+    assert widgets.column_config(frame)["input_tokens_per_attempt"]["type_config"]["format"] == "localized"
+
+
 def test_tables_show_headings_in_words_and_formatted_numbers():
     assert widgets.column_heading("latency_p50_ms") == "Latency p50 (ms)"
     assert widgets.column_heading("pass_hat_k") == "Pass^k" and widgets.column_heading("run_id") == "Run ID"
     frame = pd.DataFrame({"pass_rate": [0.5], "cost_per_correct_usd": [0.001], "passes": [3], "simulated": [True], "model": ["m"]})
     config = widgets.column_config(frame)
-    assert config["pass_rate"]["type_config"]["format"] == "percent" and config["pass_rate"]["label"] == "Pass rate"
+    assert config["pass_rate"]["type_config"]["format"] == "%.1f%%" and config["pass_rate"]["label"] == "Pass rate"
     assert config["cost_per_correct_usd"]["type_config"]["type"] == "text" and config["passes"]["type_config"]["format"] == "%d"
     assert config["simulated"]["type_config"]["type"] == "checkbox"
     # counts summed in SQL arrive as floats and still read as whole numbers; dates read as dates
     dated = pd.DataFrame({"retries": [30.0, 2.0], "flaky_runs": [11.0, None], "tokens_per_attempt": [1.5, 2.0], "run_date": pd.to_datetime(["2026-11-13"] * 2)})
     config = widgets.column_config(dated)
     assert config["retries"]["type_config"]["format"] == "%d" and config["flaky_runs"]["type_config"]["format"] == "%d"
-    assert config["tokens_per_attempt"]["type_config"]["format"] == "%.3f"
+    assert config["tokens_per_attempt"]["type_config"]["format"] == "localized"  # whole, with thousands separators
     assert (config["run_date"]["type_config"]["type"], config["run_date"]["type_config"]["format"]) == ("date", "YYYY-MM-DD")
 
 

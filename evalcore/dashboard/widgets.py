@@ -314,7 +314,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
     The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
     """
-    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    shown, config = _shown_numbers(_with_no_price(_with_short_models(frame))), column_config(frame)
     if selectable:
         event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="single-row", key=f"table_{name}")
     else:
@@ -327,7 +327,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
 def table_rows(frame: pd.DataFrame, name: str) -> list[int]:
     """`table` whose rows can be picked, several at once: the positions of the rows picked, in table order."""
-    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    shown, config = _shown_numbers(_with_no_price(_with_short_models(frame))), column_config(frame)
     event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="multi-row", key=f"table_{name}")
     download(frame, name)
     return sorted(int(row) for row in event.selection.rows if 0 <= int(row) < len(frame))
@@ -445,17 +445,42 @@ def column_heading(column: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _is_rate(column: str) -> bool:
+    """A column holding a fraction shown as a percentage (`_shown_numbers` scales it)."""
+    return not column.startswith(queries.SCORE_PREFIX) and (column.endswith(("_rate", "_accuracy")) or column == "pass_hat_k")
+
+
+def _is_tokens(column: str) -> bool:
+    return column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct", "tokens_per_attempt"}
+
+
+def _shown_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The values a table shows: rates as percentages (one decimal everywhere: "90.0%", "95.7%"), token counts whole
+    (with thousands separators); the CSV keeps them as stored."""
+    changed = {
+        column: pd.to_numeric(frame[column], errors="coerce") * (100 if _is_rate(str(column)) else 1)
+        for column in frame.columns
+        if (_is_rate(str(column)) or _is_tokens(str(column))) and pd.api.types.is_numeric_dtype(frame[column])
+    }
+    changed = {column: values.round(0) if _is_tokens(str(column)) else values for column, values in changed.items()}
+    return frame.assign(**changed) if changed else frame
+
+
 def _number_format(column: str, values: pd.Series) -> str:
     if column.startswith(queries.SCORE_PREFIX):
         return "%.2f"  # a scorer's mean value: a rate for a yes/no scorer, a count for rounds or turns
-    if column.endswith("_rate") or column in {"pass_hat_k", "flakiness"} or column.endswith("_accuracy"):
-        return "percent" if column != "flakiness" else "%.2f"
+    if _is_rate(column):
+        return "%.1f%%"  # of the values `_shown_numbers` scaled to percent
+    if column == "flakiness":
+        return "%.2f"
     if column.endswith("_ms"):
         return "%.0f"
     if column.endswith("_usd"):
         return "%.5f"
-    if pd.api.types.is_integer_dtype(values) or column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct"}:
-        return "%d" if pd.api.types.is_integer_dtype(values) else "%.0f"
+    if _is_tokens(column):
+        return "localized"  # whole (`_shown_numbers`), with thousands separators
+    if pd.api.types.is_integer_dtype(values):
+        return "%d"
     known = values.dropna()
     return "%d" if len(known) and bool((known == known.round()).all()) else "%.3f"  # a count stored as a float (a SQL sum) is still a count
 
