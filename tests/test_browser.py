@@ -243,8 +243,8 @@ def test_the_latency_page_says_no_price_for_simulated_models_instead_of_drawing_
 
 
 def _readme_pages() -> dict[str, list[str]]:
-    """The README's dashboard pages in order, each with the texts it quotes “thus” as shown on that page."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    """The dashboard pages docs/dashboard.md lists, in order, each with the texts it quotes “thus” as shown on that page."""
+    section = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
     bullets = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^\S|\Z)", section, re.S | re.M)
     return {name: [" ".join(quote.split()) for quote in re.findall(r"“(.+?)”", text, re.S)] for name, text in bullets}
 
