@@ -15,9 +15,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint bench clean hosts
 
-$(VENV)/.runtime: requirements.txt
+# The checkout itself is installed editable (its build backend is pinned in requirements.txt, so no isolated build
+# env is fetched): .venv/bin/evalcore runs this folder's code from any folder.
+$(VENV)/.runtime: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --only-binary=:all: -r requirements.txt  # wheels only: nothing is built
+	$(PY) -m pip install --quiet --no-build-isolation --no-deps --editable .
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime

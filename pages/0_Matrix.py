@@ -68,11 +68,12 @@ else:
             st.info(note)
         if bool(cells["simulated"].any()):
             st.warning("Columns labelled (simulated) come from offline `sim/` models: they test the pipeline and your tool descriptions, not a real model.")
-
-        st.subheader("Drill-down")
-        st.caption("Click a cell of the matrix, or pick a model and a case.")
         simulated = cells.groupby("model")["simulated"].any()
         labels = figures.model_labels({str(m): bool(flag) for m, flag in simulated.items()})
+        widgets.drift_flags(data.drift(db, filters.golden_path)[1], labels, filters.golden_path)
+
+        st.subheader("Drill-down", anchor=matrix_grid.DRILL_ANCHOR)  # a cell's link scrolls here
+        st.caption("Click a cell of the matrix, or pick a model and a case.")
         model_column, case_column = st.columns(2)
         model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)
         case = case_column.selectbox("Case", cases, key="drill_case")

@@ -83,8 +83,13 @@ cases, models = data.comparison_frames(report)
 summary = f"cases: {data.verdict_counts(cases)}; models, their cases pooled: {data.verdict_counts(models)}"
 runs = f"{report['runs']} runs per case" if report.get("runs") is not None else "runs per case differ between the runs"
 st.text(f"baseline {report['baselineRunId']} · candidate {report['candidateRunId']} · {report['goldenPath']} · {runs} · alpha {report['alpha']:g}")
+labels = figures.model_labels({str(m): str(m).startswith("sim/") for m in cases["model"].unique()})
+carrying = data.carrying_cells(cases, models)
 if report.get("failed"):
-    st.error(f"Something is significantly worse, or could not be measured: {summary}.")
+    reasons = data.significance_reasons(cases, models, labels) or ["a model's pooled cases left some out (not measured)"]
+    shown = "; ".join(reasons[:4]) + (f"; and {len(reasons) - 4} more" if len(reasons) > 4 else "")
+    outlined = " The cells it rests on are outlined in red in the delta matrix." if carrying else ""
+    st.error(widgets.literal_label(f"Significantly worse or not measured: {shown}.{outlined} {summary}."))
 else:
     st.success(f"Nothing is significantly worse: {summary}.")
 
@@ -96,8 +101,12 @@ for column, arm, run_id in ((left, "Baseline", report["baselineRunId"]), (right,
     with column:
         widgets.download(cells.drop(columns=["server_fingerprint"]), f"matrix_{arm.lower()}", label=f"Download the {arm.lower()} matrix as CSV")
 st.subheader("Delta: candidate − baseline")
-event = st.plotly_chart(figures.delta_heatmap(cases), on_select="rerun", selection_mode="points", key="compare_delta", width="stretch")
-st.caption('Green: significantly better, red: significantly worse; grey "n.s.": no significant difference; "inconclusive": an arm scored nothing.')
+event = st.plotly_chart(figures.delta_heatmap(cases, carrying), on_select="rerun", selection_mode="points", key="compare_delta", width="stretch")
+st.caption(
+    'Green: significantly better, red: significantly worse; grey "n.s.": no significant difference at these runs ("needs N runs": the runs '
+    'per arm that would tell the difference seen, at the corrected level); "inconclusive": an arm scored nothing. Outlined in red: the cells '
+    "a failing verdict rests on, a model's pooled verdict included."
+)
 widgets.table(cases, "comparison_cases")
 st.caption("Per model, its cases pooled:")
 widgets.table(models, "comparison_models")
@@ -114,20 +123,22 @@ if clicked in pairs and st.session_state.get("_compare_clicked") != clicked:
 model_column, case_column = st.columns(2)
 model_choices = sorted({model for model, _ in pairs})
 widgets.from_url("compare_model", "model", model_choices)
+opening = data.most_changed(cases, carrying)  # the case that changed most opens first
 if st.session_state.get("compare_model") not in model_choices:  # another comparison, other models
-    st.session_state["compare_model"] = model_choices[0]
+    st.session_state["compare_model"] = opening[0] if opening else model_choices[0]
 model = str(model_column.selectbox("Model", model_choices, key="compare_model", format_func=lambda m: figures.model_label(m, m.startswith("sim/"))))
 case_choices = [case for m, case in pairs if m == model]
 widgets.from_url("compare_case", "case", case_choices)
 if st.session_state.get("compare_case") not in case_choices:
-    st.session_state["compare_case"] = case_choices[0]
+    of_model = data.most_changed(cases, carrying, model)
+    st.session_state["compare_case"] = of_model[1] if of_model else case_choices[0]
 case = str(case_column.selectbox("Case", case_choices, key="compare_case"))
 widgets.to_url("compare_model", "model", model)
 widgets.to_url("compare_case", "case", case)
 row = cases[(cases["model"] == model) & (cases["case_id"] == case)].iloc[0]
 st.text(
     f"baseline {row['baseline_passed']}/{row['baseline_scored']} · candidate {row['candidate_passed']}/{row['candidate_scored']} · "
-    f"{figures.delta_text(row['delta'], str(row['verdict']))} · {VERDICT_TEXT[str(row['verdict'])]}"
+    f"{figures.delta_text(row['delta'], str(row['verdict']), row['runs_needed'])} · {VERDICT_TEXT[str(row['verdict'])]}"
 )
 baseline_attempts = data.attempts(db, report["baselineRunId"], model, case)
 candidate_attempts = data.attempts(db, report["candidateRunId"], model, case)

@@ -32,7 +32,7 @@ def demo_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
     config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
     result = run_demo(config)
-    assert len(result.run_ids) == 8 and result.attempts == 8 * 2 * 28 * 5 and len(result.layer2_run_ids) == 2 and len(result.multiturn_run_ids) == 1
+    assert len(result.run_ids) == 8 and result.attempts == 8 * 3 * 28 * 5 and len(result.layer2_run_ids) == 2 and len(result.multiturn_run_ids) == 1
     assert all(name.startswith("sim/") for name in result.models)
     return db, config
 

@@ -193,3 +193,28 @@ def test_a_legacy_only_server_fails_with_one_error_saying_so(tmp_path, job):
     result = runner.run_action({"stdio": legacy, "runs": "1"}, STAND_INS)
     assert result.failed and result.outputs["exit-code"] == "3" and result.outputs["verdict"] == "legacy-only", result.log
     _one_error_with(result, "LEGACY ONLY")
+
+
+def _ci_example(name: str) -> str:
+    page = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- ci-example: {name} -->\s*```yaml\n(.*?)```", page, re.S)
+    assert found, f"docs/ci.md lost its {name} example"
+    return found.group(1)
+
+
+def test_behaviour_with_a_golden_set_the_model_meets_goes_green_with_no_accept_step(tmp_path, job, user_venv):
+    """docs/ci.md's worked example, as written: its golden file, and its step's inputs with the job's own server."""
+    import yaml
+
+    runner = job(event={"pull_request": {"number": 7, "head": {"sha": "0123456789abcdef"}}}, event_name="pull_request")
+    (runner.workspace / "my_tasks.yaml").write_text(_ci_example("golden"), encoding="utf-8")
+    (step,) = [s for s in yaml.safe_load(_ci_example("job")) if "with" in s]
+    inputs = {key: str(value) for key, value in step["with"].items()} | {"stdio": "python -m user_server --stdio"}
+    first = runner.run_action(inputs, STAND_INS)
+    assert not first.failed and first.outputs["exit-code"] == "0", first.log  # green at once: the baseline by itself
+    assert first.errors() == []
+    first_run = json.loads((runner.workspace / first.outputs["report"]).read_text(encoding="utf-8"))["runId"]
+    second = runner.run_action(inputs, STAND_INS)
+    assert not second.failed and second.outputs["exit-code"] == "0", second.log
+    comment = (runner.workspace / second.outputs["comment"]).read_text(encoding="utf-8")
+    assert f"✅ **PASS**: no gated metric dropped more than 0.02 below green run {first_run}" in comment

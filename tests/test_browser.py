@@ -37,7 +37,8 @@ CHROMIUM = Path(os.environ.get("EVALCORE_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 README_SHOTS = ROOT / "docs" / "screenshots"  # the README's pictures, redrawn by the tests that show them
 PASS_COLOUR, FAIL_COLOUR = (0x1A, 0x98, 0x50), (0xD7, 0x30, 0x27)  # the ends of the matrix's pass-rate scale
-DEMO_MODELS = ("drifting", "robustness-claims-success", "robustness-recovers", "security-obeys", "security-refuses", "steady")  # columns sort by label
+# The demo's nightly set, columns sorted by label: the keyword baseline and the two scripted models.
+DEMO_COLUMNS = ["sim/lexical (simulated)", "sim/script:assistant-latest.yaml (simulated)", "sim/script:assistant-pinned.yaml (simulated)"]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu", "--no-first-run", "--disable-sync"]
 
 
@@ -140,33 +141,37 @@ def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
     return red, green, blue
 
 
-TASKS = "?golden=golden/tasks.yaml"  # the demo's nightly set; the set run last (multi-turn) is the default
+TASKS = "?golden=golden/tasks.yaml"  # the demo's nightly set, run last: the default
 
 
 def test_the_matrix_shows_one_golden_set_the_one_run_last_by_default_with_its_path_and_hash(dashboard, page):
     page.goto(dashboard)
     drawn = _matrix(page)
-    # the demo ran golden/multiturn.yaml last: its 8 cases, with its one model; no other set's rows mixed in
-    assert drawn["x"] == ["sim/lexical (simulated)"] and len(drawn["y"]) == 8
-    expect(page.get_by_text(re.compile(r"^Golden set golden/multiturn\.yaml · hash [0-9a-f]{12} · 1 run$"))).to_be_visible()
-    assert "golden=golden%2Fmultiturn.yaml" in page.url or "golden=golden/multiturn.yaml" in page.url
+    # the demo ran its nightly set last: its 28 cases, its three models side by side; no other set's rows mixed in
+    assert drawn["x"] == DEMO_COLUMNS and len(drawn["y"]) == 28
+    expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible()
+    assert "golden=golden%2Ftasks.yaml" in page.url or "golden=golden/tasks.yaml" in page.url
+    # failures and the drift drops are in view on the first page, with the way to the Drift page
+    assert any(text.split("/")[0] != text.split("/")[1] for cells in drawn["cells"].values() for text in cells if "/" in text)
+    expect(page.get_by_text(re.compile(r"^Drift: 4 open drop\(s\) in this golden set"))).to_be_visible()
+    expect(page.get_by_role("link", name=re.compile("Open the Drift page"))).to_be_visible()
     # another set, picked in the sidebar: all of its cases, and only its models
     page.get_by_role("combobox", name="Golden set").click()
-    page.get_by_role("option", name="golden/tasks.yaml").click()
-    expect(page.get_by_text(re.compile(r"^Golden set golden/tasks\.yaml · hash [0-9a-f]{12} · 8 runs$"))).to_be_visible(timeout=120_000)
-    page.wait_for_function("() => document.querySelectorAll('table.matrix-grid tbody tr').length === 28", timeout=120_000)
+    page.get_by_role("option", name="golden/multiturn.yaml").click()
+    expect(page.get_by_text(re.compile(r"^Golden set golden/multiturn\.yaml · hash [0-9a-f]{12} · 1 run$"))).to_be_visible(timeout=120_000)
+    page.wait_for_function("() => document.querySelectorAll('table.matrix-grid tbody tr').length === 8", timeout=120_000)
 
 
 def test_the_matrix_is_drawn_with_simulated_columns_without_loading_the_chart_library(dashboard, page):
     page.goto(dashboard + TASKS)
     drawn = _matrix(page)
-    assert drawn["x"] == [f"sim/script:{name}.yaml (simulated)" for name in ("drifting", "steady")]
+    assert drawn["x"] == DEMO_COLUMNS
     assert len(drawn["y"]) == 28 and drawn["y"] == sorted(drawn["y"])  # the first case on top
-    assert drawn["cells"]["calendar-day"] == ["0/5", "5/5"]  # both models ran every case: no grey "not run" cell
+    assert drawn["cells"]["calendar-day"][1:] == ["0/5", "5/5"]  # every model ran every case: no grey "not run" cell
     assert not [cells for cells in drawn["cells"].values() if "not run" in cells]
     # the cells are really painted: red where the drifting model failed after its update, green where it passed
-    assert _colour_at(page, "sim/script:drifting.yaml (simulated)", "calendar-day") == FAIL_COLOUR
-    assert _colour_at(page, "sim/script:steady.yaml (simulated)", "calendar-day") == PASS_COLOUR
+    assert _colour_at(page, "sim/script:assistant-latest.yaml (simulated)", "calendar-day") == FAIL_COLOUR
+    assert _colour_at(page, "sim/script:assistant-pinned.yaml (simulated)", "calendar-day") == PASS_COLOUR
     expect(page.get_by_text("Layer 0 (conformance) of this server: CONFORMANT")).to_be_visible()
     # the home page is named, and Streamlit's deploy menu is not offered
     assert page.locator("[data-testid=stSidebarNav] li").all_inner_texts()[0] == "Matrix"
@@ -179,13 +184,16 @@ def test_the_matrix_is_drawn_with_simulated_columns_without_loading_the_chart_li
 def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_matrix(dashboard, page):
     page.goto(dashboard + TASKS)
     _matrix(page)
-    cell = _cell(page, "sim/script:drifting.yaml (simulated)", "calendar-day")
+    cell = _cell(page, "sim/script:assistant-latest.yaml (simulated)", "calendar-day")
     assert "pass^k 0.00" in (cell.locator("a").get_attribute("title") or "")  # what the heatmap's hover said, on pointing at it
     cell.click()
     page.wait_for_url(re.compile(r"case=calendar-day"), timeout=120_000)
-    assert "drifting.yaml" in page.url and "golden=golden" in page.url  # the link keeps the page's filters
+    # the page opens scrolled to the drill-down: its heading is on screen, not under a 28-row matrix
+    heading = page.get_by_role("heading", name="Drill-down")
+    expect(heading).to_be_in_viewport(timeout=120_000)
+    assert "assistant-latest.yaml" in page.url and "golden=golden" in page.url  # the link keeps the page's filters
     _matrix(page)
-    expect(page.get_by_text(re.compile(r"drifting\.yaml \(simulated\) · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"assistant-latest\.yaml \(simulated\) · calendar-day · run [\w-]+ · 0/5 passed"))).to_be_visible(timeout=120_000)
     expect(page.get_by_text("Attempt 1: FAIL")).to_be_visible()
     # the attempt reads as a conversation: the user's request, the reason it failed, expected beside actual calls
     expect(page.get_by_text("Why it failed").first).to_be_visible()
@@ -197,11 +205,11 @@ def test_a_click_on_a_cell_opens_its_drill_down_right_under_the_matrix(dashboard
     summary_top = page.get_by_role("heading", name="Per-model summary").bounding_box()
     assert matrix_bottom and attempt_top and summary_top
     assert matrix_bottom["y"] + matrix_bottom["height"] < attempt_top["y"] < summary_top["y"]
-    expect(page.get_by_text(re.compile(r"^Cells: every model × case of the matrix \(56 rows\)$"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Cells: every model × case of the matrix \(84 rows\)$"))).to_be_visible()
     expect(page.get_by_role("button", name="Download the matrix as CSV")).to_be_hidden()
     # the chosen cell is framed, and only it
     framed = page.evaluate("() => [...document.querySelectorAll('table.matrix-grid td')].filter(td => td.style.outlineStyle === 'solid').length")
-    assert framed == 1 and _cell(page, "sim/script:drifting.yaml (simulated)", "calendar-day").evaluate("td => td.style.outlineStyle") == "solid"
+    assert framed == 1 and _cell(page, "sim/script:assistant-latest.yaml (simulated)", "calendar-day").evaluate("td => td.style.outlineStyle") == "solid"
     # the matrix and the drill-down under it, as the README shows them: Streamlit scrolls inside its main pane, so the
     # window is made tall enough to hold both, the pane scrolled to the matrix
     page.set_viewport_size({"width": 1400, "height": 2400})
@@ -220,15 +228,15 @@ def test_the_matrix_downloads_as_csv(dashboard, page):
     with page.expect_download(timeout=120_000) as download:
         page.get_by_role("button", name="Download the matrix as CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
-    assert len(rows) == 2 * 28  # the nightly set's two models; the other golden sets are not in this matrix
+    assert len(rows) == 3 * 28  # the nightly set's three models; the other golden sets are not in this matrix
     assert {"model", "case_id", "passes", "runs", "attempts", "errored", "pass_rate"} <= set(rows[0])
-    calendar = [r for r in rows if r["case_id"] == "calendar-day" and "drifting" in r["model"]]
+    calendar = [r for r in rows if r["case_id"] == "calendar-day" and "assistant-latest" in r["model"]]
     assert [(r["passes"], r["runs"], r["errored"]) for r in calendar] == [("0", "5", "0")]
 
 
 def test_the_latency_page_says_no_price_for_simulated_models_instead_of_drawing_empty_cost_charts(dashboard, page):
     page.goto(f"{dashboard}/Latency_and_cost{TASKS}")
-    sentence = "No price for sim/script:drifting.yaml (simulated), sim/script:steady.yaml (simulated): cost is never guessed, so it is not drawn."
+    sentence = f"No price for {', '.join(DEMO_COLUMNS)}: cost is never guessed, so it is not drawn."
     expect(page.get_by_text(sentence, exact=True)).to_have_count(2, timeout=120_000)  # per model and over time
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     expect(page.locator(".js-plotly-plot")).to_have_count(3)  # latency per model, per tool, over time
@@ -237,8 +245,8 @@ def test_the_latency_page_says_no_price_for_simulated_models_instead_of_drawing_
 
 
 def _readme_pages() -> dict[str, list[str]]:
-    """The README's dashboard pages in order, each with the texts it quotes “thus” as shown on that page."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    """The dashboard pages docs/dashboard.md lists, in order, each with the texts it quotes “thus” as shown on that page."""
+    section = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
     bullets = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^\S|\Z)", section, re.S | re.M)
     return {name: [" ".join(quote.split()) for quote in re.findall(r"“(.+?)”", text, re.S)] for name, text in bullets}
 
@@ -265,9 +273,7 @@ def test_the_drift_page_shows_the_change_points(dashboard, page):
     # the same list whichever page a visit starts on
     assert pages == ["Matrix", "Runs", "Compare", "Golden sets", "Latency and cost", "Drift", "Flaky cases", "Judge", "Run", "Export"]
     # the cause reads as plain text: no markup characters, a sim script by its file name, its temporary folder never
-    expect(
-        page.get_by_text(re.compile(r"reported version sim-drifting-2026-11 instead of sim-drifting-2026-05|changed the search_knowledge_base"))
-    ).to_be_visible()
+    expect(page.get_by_text(re.compile(r"reported version sim-latest-2026-11 instead of sim-latest-2026-05|changed the search_knowledge_base"))).to_be_visible()
     texts = page.locator("[data-testid=stText]").all_inner_texts()
     assert texts and not [text for text in texts if "`" in text or "/pytest-" in text], texts
 
@@ -282,16 +288,23 @@ def test_a_shared_runs_url_reopens_its_filters_and_pick_and_opens_the_two_runs_o
     expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
     assert f"baseline={older}" in page.url and f"candidate={newer}" in page.url
     expect(page.locator(".js-plotly-plot")).to_have_count(3, timeout=120_000)  # both matrices and the delta matrix
-    # The delta matrix colours only the significant cells. Between two single nights (5 attempts each) even the drifting
-    # model's 5/5 -> 0/5 drops are not significant once corrected across the 56 cases: they read "-1.00 n.s." on grey.
+    # The delta matrix colours only the significant cells. Between two single nights (5 attempts each) even the updated
+    # model's 5/5 -> 0/5 drops are not significant once corrected across the 84 cases: they read "-1.00 n.s." on grey,
+    # with the runs per arm that would tell them.
     delta = page.evaluate(
         """() => { const gd = document.querySelectorAll('.js-plotly-plot')[2];
         const z = Array.from(gd.data[1].z, row => Array.from(row, v => (v === null || Number.isNaN(v)) ? null : v));
-        return {text: Array.from(gd.data[2].text), z: z}; }"""
+        return {text: Array.from(gd.data[2].text), z: z, shapes: (gd.layout.shapes || []).length}; }"""
     )
-    assert "-1.00 n.s." in delta["text"] and all(value is None for row in delta["z"] for value in row), delta
-    # Pooled over their 28 cases, both models are significantly worse (the description change hit both), and the page says so first.
-    expect(page.get_by_text("cases: 0 better, 0 worse, 56 no difference, 0 inconclusive; models, their cases pooled: 0 better, 2 worse")).to_be_visible()
+    dropped = [text for text in delta["text"] if text.startswith("-1.00 n.s.")]
+    assert dropped and all(re.fullmatch(r"-1\.00 n\.s\.<br>needs \d+ runs", text) for text in dropped), delta
+    assert all(value is None for row in delta["z"] for value in row), delta
+    # Pooled over their 28 cases, models are significantly worse: the red heading says which, before the counts, and the
+    # cells that verdict rests on are outlined in the delta matrix.
+    heading = page.get_by_text(re.compile(r"^Significantly worse or not measured: .*assistant-latest\.yaml \(simulated\), its cases pooled: \d+/\d+ → \d+/\d+"))
+    expect(heading).to_be_visible()
+    expect(heading).to_contain_text(re.compile(r"cases: 0 better, 0 worse, 84 no difference, 0 inconclusive; models, their cases pooled: 0 better, [23] worse"))
+    assert delta["shapes"] >= 4
     shared = page.url
     page.goto(shared)  # the URL alone reopens the same view
     expect(page.get_by_text("Delta: candidate − baseline")).to_be_visible(timeout=120_000)
@@ -355,8 +368,9 @@ def test_the_empty_state_button_builds_the_demo_and_the_matrix_appears_on_its_ow
     page.goto(url)
     page.get_by_role("button", name=re.compile(r"Build the demo history")).click()
     try:
-        expect(page.get_by_text(re.compile(r"Building the demo history: night \d+ of 21\."))).to_be_visible(timeout=120_000)
-        # no click or reload: the page reloads itself once the first night is stored (minutes on a busy machine)
+        expect(page.get_by_text(re.compile(r"Building the demo history: the Layer 2 and multi-turn sets \(\d of 3\)"))).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("run `python -m evalcore demo` or `make run`", exact=False)).to_have_count(0)  # no advice to build what is being built
+        # no click or reload: the page reloads itself once the first run is stored (minutes on a busy machine)
         drawn = _matrix(page, timeout_ms=240_000)
         assert drawn["x"] and all(label.endswith(" (simulated)") for label in drawn["x"]) and drawn["y"]  # the first night, as far as stored
     finally:

@@ -92,7 +92,7 @@ def test_verdicts_take_the_corrected_level_the_direction_and_the_errored_attempt
     assert (better.verdict, worse.verdict, same.verdict, errored.verdict) == ("better", "worse", "no_difference", "inconclusive")
     assert worse.delta == pytest.approx(1 / 9 - 1) and worse.candidate.errored == 1  # the errored attempt is out of the rate
     assert better.q_value == pytest.approx(better.p_value * 3)  # BH over the three testable rows (m = 3, not 4), rank 1
-    assert same.runs_needed == runs_needed(0.5, 0.6, 0.05) and better.runs_needed is None
+    assert same.runs_needed == runs_needed(0.5, 0.6, 0.05 / 3) and better.runs_needed is None  # at the level BH asks of one among 3
     assert errored.p_value is None and errored.delta is None and errored.runs_needed is None
     one_row = judge_differences([("m", "gets-better", ArmCounts(2, 6, 0, 6), ArmCounts(6, 6, 0, 6))], 0.05)[0]
     assert one_row.p_value == one_row.q_value and one_row.verdict == "no_difference"  # 2/6 vs 6/6: p = 0.06

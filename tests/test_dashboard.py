@@ -130,7 +130,7 @@ def test_drift_page_shows_the_demo_changes_with_their_evidence(demo_db, monkeypa
     assert list(table.columns) == ["change point", "case", "cause", "change", "pass rate", "q", "model"]
     overview, timeline = (json.loads(chart.proto.spec) for chart in app.get("plotly_chart"))
     rows = overview["data"][0]["y"]
-    assert len(rows) == 2 * 28 and all(" (simulated) · " in row for row in rows)
+    assert len(rows) == 3 * 28 and all(" (simulated) · " in row for row in rows)
     assert len(overview["data"][1]["x"]) == 4  # one marker per change point
     # changed pairs come first in the picker; the first one's timeline shows its change point, before/after rates and the run that found it
     model, case = app.selectbox(key="drift_pair").value
@@ -152,24 +152,71 @@ def test_drift_page_deep_link_shows_the_description_diff_and_the_csv_holds_the_e
     from evalcore.dashboard import data as dashboard_data
 
     db, _ = demo_db
-    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
     app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
     assert app.selectbox(key="drift_pair").value == (steady, DESCRIPTION_CASE)
     assert any("changed description of search_knowledge_base" in block.value for block in app.code)
     (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]  # the experiments that tell the causes apart
-    assert "evalcore run --replay-run " in next_step and f"--models {steady}" in next_step and "--url http://127.0.0.1:" in next_step
+    assert "evalcore run --replay-run " in next_step and f"--models {steady}" in next_step and "--server reference-v2 " in next_step
     rows = list(csv.DictReader(io.StringIO(dashboard_data.changes_csv(dashboard_data.drift(db, None)[1]))))
     server = next(r for r in rows if r["cause"] == "server")
     assert "+" in server["description_diff"] and "changed description of search_knowledge_base" in server["evidence"]
     model = next(r for r in rows if r["cause"] == "model")
-    assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model["evidence"]) and model["q_value"]
+    assert re.search(r"model version: \S* ?sim-latest-2026-05 -> \S* ?sim-latest-2026-11", model["evidence"]) and model["q_value"]
+
+
+def test_drift_pages_suggested_commands_run_as_shown(demo_db, monkeypatch, tmp_path):
+    """The page's two experiments, run as typed (on a copy of the store): the replayed run, then the recorded calls sent to
+    the demo's server after its description change, started again by name (the run's own port is long gone)."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from evalcore.behaviour.demo_history import DESCRIPTION_CASE
+
+    db, _ = demo_db
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
+    app = _app(DRIFT, db, monkeypatch, model=steady, case=DESCRIPTION_CASE)
+    (next_step,) = [block.value for block in app.code if "evalcore replay-calls" in block.value]
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(db, copy)
+    commands = [line for line in next_step.splitlines() if line.startswith("evalcore ")]
+    assert len(commands) == 2 and all(shlex.quote(str(db)) in line for line in commands)
+    done = []
+    for line in commands:
+        words = shlex.split(line.replace(shlex.quote(str(db)), shlex.quote(str(copy))))
+        done.append(subprocess.run([sys.executable, "-m", *words], cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL))
+    replayed, calls = done
+    assert replayed.returncode in (0, 1) and "replay" in replayed.stdout, replayed.stdout + replayed.stderr  # a gate verdict, not a usage error
+    assert calls.returncode == 1, calls.stdout + calls.stderr  # the description changed: a difference, not an unreachable server
+    assert "cannot reach" not in calls.stdout + calls.stderr
+    assert "tools/list: changed" in calls.stdout and "search_knowledge_base: description" in calls.stdout and " 0 errored" in calls.stdout, calls.stdout
+
+
+def test_the_demo_opens_on_its_nightly_set_three_models_with_failures_flaky_cases_and_its_drift_flags(demo_db, monkeypatch):
+    """The home page of a fresh demo is its richest set: the baseline and the two scripted models side by side, some
+    cells failed, the open drift drops named; the Flaky cases and Latency pages have something to show on the same scope."""
+    db, _ = demo_db
+    app = _app(HOME, db, monkeypatch)
+    assert app.query_params["golden"] == "golden/tasks.yaml"
+    matrix = app.get("html")[0].proto.body
+    labels = ["sim/lexical (simulated)", "sim/script:assistant-latest.yaml (simulated)", "sim/script:assistant-pinned.yaml (simulated)"]
+    assert re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', matrix) == labels
+    assert len(set(re.findall(r'data-case="([^"]+)"', matrix))) == 28
+    flags = [w.value for w in app.warning if w.value.startswith("Drift")]
+    assert len(flags) == 1 and "4 open drop" in flags[0] and "kb\\-password\\-reset" in flags[0] and "calendar\\-day" in flags[0]
+    flaky = _app(FLAKY, db, monkeypatch)
+    assert not [i.value for i in flaky.info if "No flaky cases" in i.value] and len(flaky.dataframe[0].value) > 0
+    latency = _app(LATENCY, db, monkeypatch)
+    assert len(latency.dataframe[0].value) == 3  # one row per model
 
 
 def test_drift_page_keeps_the_users_pick_over_the_url(demo_db, monkeypatch):
     from evalcore.behaviour.demo_history import DESCRIPTION_CASE
 
     db, _ = demo_db
-    steady = next(p.model for p in run_points(db) if "steady" in p.model)
+    steady = next(p.model for p in run_points(db) if "assistant-pinned" in p.model)
     app = _app(DRIFT, db, monkeypatch)
     first = app.selectbox(key="drift_pair").value
     wanted = (steady, DESCRIPTION_CASE) if first != (steady, DESCRIPTION_CASE) else (steady, "calendar-day")
@@ -439,10 +486,11 @@ def test_the_matrix_figure_is_built_unvalidated_yet_as_plotly_would_validate_it(
     assert [trace.type for trace in figure.data] == ["heatmap", "heatmap", "scatter"]
 
 
-def test_the_demo_banner_counts_nights_then_the_other_sets():
-    assert progress.demo_banner(0, 21, 24) == "Building the demo history: night 1 of 21. The pages fill in as each lands."
-    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: night 3 of 21.")
-    assert progress.demo_banner(23, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (2 of 3) after its 21 nights.")
+def test_the_demo_banner_counts_the_other_sets_then_the_nights():
+    first = "Building the demo history: the Layer 2 and multi-turn sets (1 of 3), then 21 nights. The pages fill in as each lands."
+    assert progress.demo_banner(0, 21, 24) == first
+    assert progress.demo_banner(3, 21, 24).startswith("Building the demo history: the Layer 2 and multi-turn sets (3 of 3), then 21 nights.")
+    assert progress.demo_banner(6, 21, 24).startswith("Building the demo history: night 3 of 21.")
 
 
 def test_a_sim_script_version_is_shortened_like_its_model_name():
@@ -530,19 +578,27 @@ def test_drift_figures_give_every_run_its_own_column_even_on_one_date():
     assert timeline.layout.shapes[0].x0 == 3.5  # the change point, between the last good run and the first after
 
 
+def test_tables_show_every_rate_with_one_decimal_and_token_counts_whole():
+    frame = pd.DataFrame({"pass_rate": [0.9, 0.9571], "input_tokens_per_attempt": [12345.6, 7.2], "passes": [3, 4]})
+    shown = widgets._shown_numbers(frame)
+    assert list(shown["pass_rate"]) == pytest.approx([90.0, 95.71]) and list(shown["input_tokens_per_attempt"]) == [12346.0, 7.0]
+    assert list(shown["passes"]) == [3, 4] and list(frame["pass_rate"]) == [0.9, 0.9571]  # the CSV's frame is untouched
+    assert widgets.column_config(frame)["input_tokens_per_attempt"]["type_config"]["format"] == "localized"
+
+
 def test_tables_show_headings_in_words_and_formatted_numbers():
     assert widgets.column_heading("latency_p50_ms") == "Latency p50 (ms)"
     assert widgets.column_heading("pass_hat_k") == "Pass^k" and widgets.column_heading("run_id") == "Run ID"
     frame = pd.DataFrame({"pass_rate": [0.5], "cost_per_correct_usd": [0.001], "passes": [3], "simulated": [True], "model": ["m"]})
     config = widgets.column_config(frame)
-    assert config["pass_rate"]["type_config"]["format"] == "percent" and config["pass_rate"]["label"] == "Pass rate"
+    assert config["pass_rate"]["type_config"]["format"] == "%.1f%%" and config["pass_rate"]["label"] == "Pass rate"
     assert config["cost_per_correct_usd"]["type_config"]["type"] == "text" and config["passes"]["type_config"]["format"] == "%d"
     assert config["simulated"]["type_config"]["type"] == "checkbox"
     # counts summed in SQL arrive as floats and still read as whole numbers; dates read as dates
     dated = pd.DataFrame({"retries": [30.0, 2.0], "flaky_runs": [11.0, None], "tokens_per_attempt": [1.5, 2.0], "run_date": pd.to_datetime(["2026-11-13"] * 2)})
     config = widgets.column_config(dated)
     assert config["retries"]["type_config"]["format"] == "%d" and config["flaky_runs"]["type_config"]["format"] == "%d"
-    assert config["tokens_per_attempt"]["type_config"]["format"] == "%.3f"
+    assert config["tokens_per_attempt"]["type_config"]["format"] == "localized"  # whole, with thousands separators
     assert (config["run_date"]["type_config"]["type"], config["run_date"]["type_config"]["format"]) == ("date", "YYYY-MM-DD")
 
 
@@ -599,3 +655,14 @@ def test_the_dashboard_watches_no_source_files():
     code and watched it, holding the first page back 1-2 s: `evalcore dashboard` turns it off."""
     command = streamlit_command(8501)
     assert command[command.index("--server.fileWatcherType") + 1] == "none"
+
+
+def test_over_time_charts_of_one_date_tick_by_date():
+    """One run date: the axis reads the date, never "23:59:59.999 ... 00:00:00.0005"."""
+    frame = pd.DataFrame(
+        {"run_date": [date(2026, 11, 30)], "model": ["openai/x"], "simulated": [False], "latency_p50_ms": [10.0], "latency_p95_ms": [20.0]}
+        | {"cost_per_attempt_usd": [0.01], "cost_per_correct_usd": [0.02]}
+    )
+    for figure in (figures.latency_chart(frame), figures.cost_chart(frame)):
+        axis = figure.layout.xaxis
+        assert (axis.type, axis.tickformat, axis.dtick) == ("date", "%Y-%m-%d", 86_400_000)

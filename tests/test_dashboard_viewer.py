@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -272,3 +273,30 @@ def test_the_export_page_offers_the_stored_comparisons_as_csv_and_parquet(record
         assert buttons[f"Download the catalog sweeps as {file_format}"].proto.disabled  # no `evalcore perturb` here
     rows = list(csv.DictReader(io.StringIO(comparisons_export(recorded.db, "csv").decode())))
     assert {row["comparison_id"] for row in rows} and any(row["case_id"] == "kb-password-reset" for row in rows)
+
+
+def test_the_compare_page_says_what_is_significantly_worse_outlines_it_and_opens_on_the_most_changed_case(demo_db, monkeypatch):
+    """The demo's first night against its last, 5 runs each: single cells go 5/5 -> 0/5 without being significant over
+    84 cases, while models pooled are worse. The heading names those models; the cells they rest on are outlined; the
+    others read how many runs would tell; "One case" opens on the biggest change of a cell the verdict rests on."""
+    import json as json_module
+
+    from evalcore.dashboard import figures
+    from evalcore.dashboard.widgets import literal_label
+
+    db, _ = demo_db
+    nightly = queries.run_list(db, RunFilters(golden_paths=("golden/tasks.yaml",), kinds=("run",)))
+    older, newer = str(nightly["run_id"].iloc[-1]), str(nightly["run_id"].iloc[0])
+    app = _app(COMPARE, db, monkeypatch, baseline=older, candidate=newer)
+    latest = next(p.model for p in run_points(db) if "assistant-latest" in p.model)
+    heading = app.error[0].value
+    assert heading.startswith(literal_label("Significantly worse or not measured: ")), heading
+    assert literal_label(f"{figures.model_label(latest, True)}, its cases pooled: ") in heading
+    assert "outlined in red" in heading
+    delta = json_module.loads(app.get("plotly_chart")[2].proto.spec)
+    outlined = delta["layout"].get("shapes", [])
+    cells = [trace for trace in delta["data"] if trace.get("name") == "cells"][0]
+    dropped = [text for text in cells["text"] if text.startswith("-1.00 n.s.")]
+    assert dropped and all(re.fullmatch(r"-1\.00 n\.s\.<br>needs (\d+) runs", text) and int(text.rsplit(" ", 2)[1]) > 5 for text in dropped), dropped
+    assert len(outlined) >= 4  # at least the model update's three cases and the description change's one
+    assert (app.selectbox(key="compare_model").value, app.selectbox(key="compare_case").value) == (latest, "calendar-day")

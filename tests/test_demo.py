@@ -20,15 +20,15 @@ def test_demo_flags_the_model_update_and_the_description_change_and_nothing_else
     db, config = demo_db
     changes = detect_changes(run_points(db))
     found = {(Path(c.model.split(":", 1)[1]).stem, c.case_id, c.kind, c.change_date, c.attribution) for c in changes}
-    expected = {("drifting", case_id, "drop", config.model_update, "model update") for case_id in MODEL_UPDATE_CASES}
-    expected.add(("steady", DESCRIPTION_CASE, "drop", config.description_change, "server change"))
+    expected = {("assistant-latest", case_id, "drop", config.model_update, "model update") for case_id in MODEL_UPDATE_CASES}
+    expected.add(("assistant-pinned", DESCRIPTION_CASE, "drop", config.description_change, "server change"))
     assert found == expected
     server_change = next(c for c in changes if c.cause == "server")
     assert "changed description of search_knowledge_base" in server_change.description_diff
     sentence = f"tools/list changed the search_knowledge_base description on {config.description_change}; pass rate 100% → 0% since"
     assert server_change.action.startswith(sentence)
     model_change = next(c for c in changes if c.cause == "model")
-    assert re.search(r"model version: \S* ?sim-drifting-2026-05 -> \S* ?sim-drifting-2026-11", model_change.evidence)
+    assert re.search(r"model version: \S* ?sim-latest-2026-05 -> \S* ?sim-latest-2026-11", model_change.evidence)
     # each dated the night a run first flagged it: the night it began when that run alone settled it (then confirmed by the next)
     assert all(c.delay_runs == (1 if c.provisional_run_id else 2) and c.status == "open" and c.confirmation == "confirmed" for c in changes)
 
@@ -49,7 +49,7 @@ def test_drift_command_passes_when_the_latest_run_is_clean_and_writes_json(demo_
     printed = capsys.readouterr().out
     assert (
         "server change: tools/list changed the search_knowledge_base description" in printed
-        and "model update: sim/script:drifting.yaml reported version sim-drifting-2026-11 instead of sim-drifting-2026-05" in printed
+        and "model update: sim/script:assistant-latest.yaml reported version sim-latest-2026-11 instead of sim-latest-2026-05" in printed
     )
     report = json.loads(out.read_text())
     assert report["latestRunFlagged"] is False and len(report["changes"]) == 4

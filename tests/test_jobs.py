@@ -190,7 +190,9 @@ def test_the_empty_state_button_builds_the_demo_history_in_the_background(tmp_pa
             jobs.launch_demo(db)
         # a reload shows the progress, not a second button
         again = AppTest.from_file(str(ROOT / "app.py")).run(timeout=120)
-        assert not again.button and again.get("progress")[0].proto.text.startswith("Building the demo history: night ")
+        assert not again.button and again.get("progress")[0].proto.text.startswith("Building the demo history: the Layer 2 and multi-turn sets ")
+        building = f"No runs yet in `{db}`: the demo history is being built (above); its first run lands within seconds."
+        assert [i.value for i in again.info] == [building]  # no advice to build what is being built
         run_page = AppTest.from_file(str(ROOT / "pages" / "4_Run.py")).run(timeout=120)  # the Run page follows it too
         assert any(job.run_id in t.value and "running" in t.value for t in run_page.text)
     finally:

@@ -52,7 +52,9 @@ def test_every_model_and_case_has_a_cell_with_its_numbers_and_grey_for_not_run_o
 def test_a_cell_links_to_the_page_with_its_model_and_case_and_the_chosen_cell_is_framed():
     page = matrix_grid.matrix_html(_frame(), {"golden": ["golden/tasks.yaml"], "models": ["a", "b"], "case": ["c1"]}, selected=("a", "c2"))
     link = _cells(page)[("a", "c2")]["link"]
-    assert link.startswith("?") and parse_qs(link[1:]) == {"golden": ["golden/tasks.yaml"], "models": ["a", "b"], "model": ["a"], "case": ["c2"]}
+    query, _, anchor = link.partition("#")
+    assert query.startswith("?") and parse_qs(query[1:]) == {"golden": ["golden/tasks.yaml"], "models": ["a", "b"], "model": ["a"], "case": ["c2"]}
+    assert anchor == "drill-down"  # the page opens scrolled to the drill-down it shows
     assert len(re.findall(r"outline:2px solid", page)) == 1
     assert re.search(r'<td data-model="a" data-case="c2" style="[^"]*outline:2px solid', page)
 
@@ -68,4 +70,4 @@ def test_labels_and_reasons_from_servers_and_models_are_text_never_markup():
     tip = cells[(PAYLOAD, "c2")]["tip"]
     reason = tip.split("top failing reason: ", 1)[1]
     assert reason.startswith(PAYLOAD) and len(reason) == figures.MAX_HOVER_CHARS and reason.endswith("…")
-    assert parse_qs(cells[(PAYLOAD, PAYLOAD)]["link"][1:]) == {"note": [PAYLOAD], "model": [PAYLOAD], "case": [PAYLOAD]}
+    assert parse_qs(cells[(PAYLOAD, PAYLOAD)]["link"].partition("#")[0][1:]) == {"note": [PAYLOAD], "model": [PAYLOAD], "case": [PAYLOAD]}

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -108,7 +109,7 @@ REFERENCE_SERVER = ("demo_server/__main__.py", "demo_server/app.py", "demo_serve
 
 
 def _build(hook: str, source: Path, out: Path) -> Path:
-    """One PEP 517 hook of the pinned backend (hatchling, requirements-dev.txt), run in `source`: no network, no isolated env."""
+    """One PEP 517 hook of the pinned backend (hatchling, requirements.txt), run in `source`: no network, no isolated env."""
     code = f"import sys, hatchling.build as backend; print(backend.{hook}(sys.argv[1]))"
     done = subprocess.run([sys.executable, "-c", code, str(out)], cwd=source, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -165,3 +166,44 @@ def test_wheel_carries_the_bundled_files(distributions):
     commands = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "evalcore = evalcore.cli:console_main" in commands
     assert "mcp-evalcore = evalcore.cli:console_main_mcp_evalcore" in commands
+
+
+@pytest.mark.install
+@pytest.mark.timeout(INSTALL_TIMEOUT_S + 300)
+def test_make_installs_the_evalcore_command_editable(tmp_path):
+    """`make run` and `make test` both build $(VENV)/.runtime: after it, $(VENV)/bin/evalcore runs this checkout's code from any folder.
+
+    The new venv sees the test run's installed packages (a .pth file), so the recipe installs only what they lack.
+    """
+    venv = tmp_path / "venv"
+    env = _clean_environment()
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=INSTALL_TIMEOUT_S)
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    (site / "_test_run_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    done = subprocess.run(
+        ["make", "-C", str(ROOT), f"VENV={venv}", f"PYTHON={sys.executable}", f"{venv}/.runtime"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    version = subprocess.run([str(venv / "bin" / "evalcore"), "--version"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.strip() == f"evalcore {evalcore.__version__}", version.stderr
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import evalcore; print(evalcore.__file__)"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert Path(where.stdout.strip()).parent == ROOT / "evalcore", where.stderr  # editable: the checkout's code, not a copy
+    tools = subprocess.run(
+        [str(venv / "bin" / "evalcore"), "conformance", "--reference", "--runs", "1", "--no-db", "--only", "tools"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert tools.returncode == 0 and "CONFORMANT" in tools.stdout, tools.stdout + tools.stderr

@@ -213,3 +213,12 @@ def test_the_sidebars_options_take_one_open_of_the_store(store, monkeypatch):
     assert len(opened) == 1
     assert options["run_ids"] == list(queries.runs(store.db)["run_id"]) and len(opened) == 2
     assert options["golden_paths"] == list(queries.golden_sets(store.db)["golden_path"]) and len(opened) == 3
+
+
+def test_layer0_checks_list_what_failed_first_and_the_unjudged_checks_last_without_counts(demo_db):
+    db, _ = demo_db
+    checks = queries.conformance_checks(db, str(queries.conformance_runs(db)["run_id"].iloc[0]))
+    unjudged = checks["verdict"].isin(["not_applicable", "not_testable"])
+    assert unjudged.any() and (~unjudged).any()
+    assert list(unjudged) == sorted(unjudged)  # every judged check comes before the first unjudged one
+    assert checks.loc[unjudged, "passes"].isna().all() and checks.loc[unjudged, "runs"].isna().all()  # not "Passes 0, Runs 5"

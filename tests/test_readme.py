@@ -1,5 +1,6 @@
-"""The README's commands work as written: every command and flag it shows exists, every command exists in it,
-and its runnable examples run (as sqlite-utils tests its documentation)."""
+"""The README's and the docs pages' commands work as written: every command and flag they show exists, every command
+and option is in them, their runnable examples run (as sqlite-utils tests its documentation), and the README stays a
+first read (at most 300 lines) whose links all lead somewhere."""
 
 from __future__ import annotations
 
@@ -17,15 +18,18 @@ from evalcore.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The README and every docs page: what a user reads, the README first.
+PAGES = {"README.md": README} | {f"docs/{page.name}": page.read_text(encoding="utf-8") for page in sorted((ROOT / "docs").glob("*.md"))}
+DOCS = "\n".join(PAGES.values())
 # How the README starts evalcore: from a checkout after `make run`, or the installed command.
 PREFIXES = ((".venv/bin/python", "-m", "evalcore"), ("evalcore",))
 MODULE_PREFIX = (".venv/bin/python", "-m")
 
 
 def _bash_lines() -> list[str]:
-    """Every command line of the README's ```bash blocks, continuations joined, comments kept out."""
+    """Every command line of the README's and the docs pages' ```bash blocks, continuations joined, comments kept out."""
     lines: list[str] = []
-    for block in re.findall(r"```bash\n(.*?)```", README, re.S):
+    for block in re.findall(r"```bash\n(.*?)```", DOCS, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
                 lines.append(line)
@@ -33,9 +37,15 @@ def _bash_lines() -> list[str]:
 
 
 def _inline_commands() -> list[str]:
-    """Inline `code` that is a command: it starts the way a command line would."""
-    spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", README, flags=re.S))
-    return [span for span in spans if span.split()[0] in {"python", "python3", ".venv/bin/python", "evalcore", "make", "pip"}]
+    """Inline `code` that is a command: it starts the way a command line would (a bare `evalcore` followed by a
+    subcommand or an option: `evalcore version changed` is a label the drift report prints, not a command)."""
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", DOCS, flags=re.S))
+    commands = {"python", "python3", ".venv/bin/python", "make", "pip"}
+
+    def is_command(words: list[str]) -> bool:
+        return words[0] in commands or (words[0] == "evalcore" and (len(words) == 1 or words[1] in _NAMES or words[1].startswith("-")))
+
+    return [span for span in spans if is_command(span.split())]
 
 
 def _commands(line: str) -> list[list[str]]:
@@ -54,6 +64,7 @@ def _commands(line: str) -> list[list[str]]:
     return [command for command in commands if command]
 
 
+_NAMES = set(next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)  # the commands
 ALL_COMMANDS = [command for line in [*_bash_lines(), *_inline_commands()] for command in _commands(line)]
 
 
@@ -104,12 +115,12 @@ def test_every_evalcore_command_and_flag_in_the_readme_exists():
 
 
 def test_every_command_and_option_is_documented():
-    """A new command or option fails here until the README mentions it."""
+    """A new command fails here until the README names it; a new option, until the README or a docs page mentions it."""
     missing = []
     for name, parser in _subparsers().items():
         if not re.search(rf"evalcore {re.escape(name)}\b", README):
             missing.append(name)
-        missing += [f"{name} {option}" for option in sorted(_options(parser) - {"-h", "--help"}) if option not in README]
+        missing += [f"{name} {option}" for option in sorted(_options(parser) - {"-h", "--help"}) if option not in DOCS]
     assert missing == []
 
 
@@ -139,9 +150,11 @@ def test_make_targets_and_variables_exist():
                 assert re.search(rf"^{re.escape(word)}:", makefile, re.M), word
 
 
-def _example(name: str) -> list[str]:
-    block = re.search(rf"<!-- readme-example: {name} -->\s*```bash\n(.*?)```", README, re.S)
-    assert block, f"README lost its {name} example"
+def _example(name: str, language: str = "bash") -> list[str]:
+    block = re.search(rf"<!-- readme-example: {re.escape(name)} -->\s*```{language}\n(.*?)```", DOCS, re.S)
+    assert block, f"the README and the docs pages lost their {name} example"
+    if language != "bash":
+        return block.group(1).splitlines()
     return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -172,7 +185,7 @@ def test_readme_compare_example_runs_as_written_and_shows_what_it_prints(checkou
         done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
         outputs.append(done.stdout)
-    shown = re.search(r"<!-- readme-example: compare -->.*?```text\n(.*?)```", README, re.S)
+    shown = re.search(r"<!-- readme-example: compare -->.*?```text\n(.*?)```", DOCS, re.S)
     assert shown, "README lost the compare example's output"
     printed = [" ".join(line.split()) for line in outputs[-1].splitlines()]
     for line in shown.group(1).splitlines():
@@ -187,3 +200,47 @@ def test_the_readme_counts_the_demo_runs_as_the_demo_makes_them():
     counted = re.search(r"builds the simulated demo history in the background: (\d+) runs \((\d+) nights", " ".join(README.split()))
     assert counted, "the README no longer counts the demo's runs"
     assert (int(counted[1]), int(counted[2])) == (DEMO_NIGHTS + len(LAYER2_SETS) + 1, DEMO_NIGHTS)  # the nights, the Layer 2 sets, the multi-turn set
+
+
+def test_the_readme_first_run_example_runs_as_written(checkout_dir):
+    """The golden set the README shows, saved as it says, runs on the reference server with a simulated model."""
+    (checkout_dir / "my_tasks.yaml").write_text("\n".join(_example("my_tasks.yaml", "yaml")) + "\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = str(ROOT)
+    for line in _example("first-run"):
+        done = subprocess.run(line, shell=True, cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+        assert "case gates (hard 1/1, soft 1/1): all passed" in done.stdout, done.stdout
+
+
+def test_the_sample_conformance_report_is_the_reference_servers_as_it_runs_now(checkout_dir):
+    """Every check row of the sample (id, level, passes, verdict) is what a run against the reference server prints,
+    and no check is missing from it: a new check fails here until the sample is regenerated."""
+    shown = re.search(r"<!-- conformance-sample -->\s*```\n(.*?)```", DOCS, re.S)
+    assert shown, "the docs lost the sample conformance report"
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalcore", "conformance", "--reference", "--runs", "5", "--no-db"],
+        cwd=checkout_dir, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def rows(text: str) -> list[tuple[str, ...]]:
+        return [tuple(line.split()[:4]) for line in text.splitlines() if re.match(r"^[a-z_0-9]+\.[a-z_0-9]+ +(MUST|SHOULD|MAY) ", line)]
+
+    assert rows(shown.group(1)) == rows(done.stdout)
+    assert sum(row[0].startswith("authorization.") for row in rows(done.stdout)) > 4
+    summary = [line for line in done.stdout.splitlines() if line.startswith(("CONFORMANT", "NOT CONFORMANT"))]
+    assert summary and summary[0].split(" — ")[0] in shown.group(1)
+
+
+def test_the_readme_is_a_first_read_and_every_link_leads_somewhere():
+    assert len(README.splitlines()) <= 300
+    broken = []
+    for name, text in PAGES.items():
+        folder = (ROOT / name).parent
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if not target.startswith(("http://", "https://", "mailto:")) and not (folder / target).exists():
+                broken.append(f"{name}: {target}")
+    assert broken == []

@@ -83,3 +83,19 @@ def test_no_db_refuses_what_needs_a_store(tmp_path, monkeypatch, capsys, option)
     assert f"--no-db keeps no store, and {option[0]} reads one" in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "data").exists()
+
+
+def test_summary_columns_stay_aligned_with_a_long_model_name_and_say_no_price_and_one_run(tmp_path, capsys):
+    golden, _ = _workspace(tmp_path)
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 3)
+    deep.mkdir()
+    (deep / "wrong.yaml").write_text(WRONG)
+    long_model = f"sim/script:{deep / 'wrong.yaml'}"
+    argv = ["run", "--golden", str(golden), "--models", f"{long_model},sim/lexical", "--server", "reference", "--runs", "1", "--no-db"]
+    main(argv)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(" · 1 run per case")
+    header = next(line for line in lines if line.startswith("model "))
+    rows = [line for line in lines if line.startswith(("sim/lexical (simulated)", "sim/script:"))][:2]
+    assert len(rows) == 2 and all(len(row) == len(header) for row in rows), [header, *rows]  # every column ends where its heading does
+    assert all(row.endswith(" no price") for row in rows)  # a simulated model has no price, as the dashboard says, not 0.0000

@@ -171,7 +171,8 @@ def launch_demo(db: Path, *, nights: int = DEMO_NIGHTS) -> Job:
         raise ConfigError(f"{db} already holds behaviour runs; the demo only fills an empty store")
     job_id = f"demo-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     golden = bundled("golden/tasks.yaml")
-    job = Job(job_id, 0, "", str(golden), "reference", ("sim/script (steady)", "sim/script (drifting)"), 5, str(db), "", kind="demo", nights=nights)
+    models = ("sim/script (assistant-pinned)", "sim/script (assistant-latest)", "sim/lexical")
+    job = Job(job_id, 0, "", str(golden), "reference", models, 5, str(db), "", kind="demo", nights=nights)
     return _spawn(job, ["demo", "--db", str(db), "--golden", str(golden), "--days", str(nights)])
 
 

@@ -188,27 +188,31 @@ def render_summary(report: Mapping[str, Any]) -> str:
     """The human summary: per-model metrics, case gates, and the run gate."""
     kind = report.get("runKind") or "run"
     shown_kind = "" if kind == "run" else f" ({KIND_LABELS.get(kind, kind)})"
-    lines = [f"Behaviour run {report['runId']}{shown_kind} · {report['golden']['path']} · {report['server']['target']} · {report['runs']} runs per case", ""]
-    header = f"{'model':<32} {'select':>7} {'args':>7} {'order':>7} {'overcall':>8} {'judge':>7} {'pass':>7} {'p50 ms':>8} {'cost $':>9}"
+    runs_text = f"{report['runs']} run{'' if report['runs'] == 1 else 's'} per case"
+    lines = [f"Behaviour run {report['runId']}{shown_kind} · {report['golden']['path']} · {report['server']['target']} · {runs_text}", ""]
+    names = {model["model"]: model["model"] + (" (simulated)" if model["simulated"] else "") for model in report["models"]}
+    width = max([32, *(len(name) + 1 for name in names.values())])  # a long model name widens the column, never shifts a row
+    header = f"{'model':<{width}} {'select':>7} {'args':>7} {'order':>7} {'overcall':>8} {'judge':>7} {'pass':>7} {'p50 ms':>8} {'cost $':>9}"
     lines.append(header)
     for model in report["models"]:
         m = model["metrics"]
-        name = model["model"] + (" (simulated)" if model["simulated"] else "")
+        name = names[model["model"]]
+        cost = "no price" if model["simulated"] or m.get("cost_usd") is None else _num(m.get("cost_usd"), 4)  # as the dashboard says it
         lines.append(
-            f"{name:<32} {_pct(m.get('selection_accuracy')):>7} {_pct(m.get('argument_accuracy')):>7} {_pct(m.get('sequence_accuracy')):>7} "
+            f"{name:<{width}} {_pct(m.get('selection_accuracy')):>7} {_pct(m.get('argument_accuracy')):>7} {_pct(m.get('sequence_accuracy')):>7} "
             f"{_pct(m.get('over_call_rate')):>8} {_pct(m.get('task_completion')):>7} {_pct(m.get('pass_rate')):>7} "
-            f"{_num(m.get('latency_p50_ms'), 0):>8} {_num(m.get('cost_usd'), 4):>9}"
+            f"{_num(m.get('latency_p50_ms'), 0):>8} {cost:>9}"
         )
     lines.extend(_calls_lines(report))
     layer2 = [model for model in report["models"] if model.get("robustness")]
     if layer2:
         lines.append("")
-        lines.append(f"{'robustness and security':<32} {'faults':>7} {'robust':>7} {'attacks':>8} {'attacked':>9} {'refused':>8}")
+        lines.append(f"{'robustness and security':<{width}} {'faults':>7} {'robust':>7} {'attacks':>8} {'attacked':>9} {'refused':>8}")
         for model in layer2:
             r = model["robustness"]
-            name = model["model"] + (" (simulated)" if model["simulated"] else "")
+            name = names[model["model"]]
             lines.append(
-                f"{name:<32} {r['faulted_attempts']:>7} {_pct(r['robustness_rate']):>7} {r['attack_attempts']:>8} "
+                f"{name:<{width}} {r['faulted_attempts']:>7} {_pct(r['robustness_rate']):>7} {r['attack_attempts']:>8} "
                 f"{_pct(r['attack_success_rate']):>9} {_pct(r['refusal_rate']):>8}"
             )
     failing = report["caseGates"]["failing"]
@@ -218,7 +222,7 @@ def render_summary(report: Mapping[str, Any]) -> str:
     lines.append(f"case gates (hard {runs}/{runs}, soft {required_passes('soft', runs)}/{runs}): {verdict}")
     for entry in failing[:20]:
         tally = case_tally(entry["passes"], entry["runs"], entry.get("errored", 0))
-        lines.append(f"  {entry['model']:<30} {entry['case']:<32} {entry['kind']:<4} {tally}")
+        lines.append(f"  {entry['model']:<{width - 2}} {entry['case']:<32} {entry['kind']:<4} {tally}")
         reason = _top_reason(report, entry["model"], entry["case"])
         if reason:
             lines.append(f"    why: {reason}")

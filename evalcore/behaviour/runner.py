@@ -43,6 +43,7 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenCase, GoldenSet
 from evalcore.hosts.spec import host_identity, is_host_model
 from evalcore.mcp.client import McpClient
+from evalcore.mcp.configured import stored_target
 from evalcore.mcp.fingerprint import canonical_json, server_fingerprint
 from evalcore.mcp.mrtr import INPUT_CAPABILITIES
 from evalcore.mcp.protocol.tracecontext import conversation_trace
@@ -183,7 +184,7 @@ async def _run_behaviour(
                 run_date=config.run_date or date.today(),
                 golden_path=config.golden_id,
                 golden_hash=golden.content_hash,
-                server_target=str(target),
+                server_target=stored_target(target),
                 server_name=_server_name(discover),
                 server_fingerprint=fingerprint,
                 server_tools=[{"name": t.get("name"), "description": t.get("description")} for t in tools],
@@ -289,7 +290,7 @@ async def run_shard(config: BehaviourConfig, target: ServerTarget, shard: Shard,
     identity = plan_identity(plan, shard.count)
     run = {
         "golden_path": config.golden_id,
-        "server_target": str(target),
+        "server_target": stored_target(target),
         "server_name": _server_name(discover),
         "server_tools": [{"name": t.get("name"), "description": t.get("description")} for t in tools],
         "models": [asdict(m) for m in config.models],

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         url="Streamable HTTP endpoint of the server to send the calls to",
         stdio="command that starts the stdio server to send the calls to",
-        server=None,
+        server="a configured server, started for the replay: reference, or reference-v2 (the demo's server after its description change)",
         required=True,
     )
     db_option(parser, "DuckDB store holding the run")

@@ -15,8 +15,9 @@ baseline and c_c of n_c in the candidate (`evalcore.scoring.stats`):
     qValue    = Benjamini-Hochberg over the (model, case) tests of the comparison
     verdict   = better (q <= alpha, delta > 0) | worse (q <= alpha, delta < 0) | no_difference
                 | inconclusive (an arm has no scored attempt: nothing was measured)
-    runsNeeded = attempts per arm for 80% power at alpha against the observed rates,
-                 where the verdict is no_difference and delta != 0
+    runsNeeded = attempts per arm for 80% power at alpha / m (m: the pairs tested) against the
+                 observed rates, and more than either arm ran, where the verdict is no_difference
+                 and delta != 0
 
 Per model the cases' counts are pooled (summed) and tested the same way, with
 BH over the models. Pooling cases whose pass rates differ makes the model test
@@ -208,7 +209,12 @@ def judge_differences(pairs: Sequence[tuple[str, str | None, ArmCounts, ArmCount
         delta = cand.rate - base.rate
         q_value = q_values[index]
         verdict: Verdict = "no_difference" if q_value > alpha or delta == 0 else "better" if delta > 0 else "worse"
-        needed = runs_needed(base.rate, cand.rate, alpha, POWER) if verdict == "no_difference" and with_runs_needed else None
+        needed = None
+        if verdict == "no_difference" and with_runs_needed:
+            # at the level the correction asks of a lone difference among the m tested (Bonferroni, alpha / m), and
+            # more than these arms ran: they did not tell it
+            needed = runs_needed(base.rate, cand.rate, alpha / len(testable), POWER)
+            needed = None if needed is None else max(needed, max(base.scored, cand.scored) + 1)
         interval = newcombe_interval(base.passed, base.scored, cand.passed, cand.scored)
         differences.append(Difference(model, case, base, cand, delta, interval, p_values[index], q_value, verdict, needed))
     return differences

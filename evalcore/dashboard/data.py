@@ -418,6 +418,52 @@ def verdict_counts(verdicts: pd.DataFrame) -> str:
     return f"{counts['better']} better, {counts['worse']} worse, {counts['no_difference']} no difference, {counts['inconclusive']} inconclusive"
 
 
+def _fails(row: Any) -> bool:
+    return str(row.verdict) in ("worse", "inconclusive")
+
+
+def _counts(row: Any) -> str:
+    return f"{row.baseline_passed}/{row.baseline_scored} → {row.candidate_passed}/{row.candidate_scored}"
+
+
+def significance_reasons(cases: pd.DataFrame, models: pd.DataFrame, labels: Mapping[str, str]) -> list[str]:
+    """Why a comparison fails, one phrase per failing (model, case) or model (`comparison_frames` tables): what is
+    significantly worse, with its counts and q-value, or what could not be measured."""
+    reasons = []
+    for table, pooled in ((cases, False), (models, True)):
+        for row in table.itertuples(index=False):
+            if not _fails(row):
+                continue
+            what = f"{labels.get(row.model, row.model)}, its cases pooled" if pooled else f"{labels.get(row.model, row.model)} · {row.case_id}"
+            why = "not measured (an arm scored nothing)" if row.verdict == "inconclusive" else f"{_counts(row)} (q {row.q_value:.2g})"
+            reasons.append(f"{what}: {why}")
+    return reasons
+
+
+def carrying_cells(cases: pd.DataFrame, models: pd.DataFrame) -> set[tuple[str, str]]:
+    """The (model, case) cells that carry a failing verdict: a failing cell itself, and of a model that fails pooled
+    each of its cases that went the same way (worse, or not measured)."""
+    carrying = {(str(row.model), str(row.case_id)) for row in cases.itertuples(index=False) if _fails(row)}
+    for row in models.itertuples(index=False):
+        if not _fails(row):
+            continue
+        own = cases[cases["model"] == row.model]
+        went = own["verdict"] == "inconclusive" if row.verdict == "inconclusive" else pd.to_numeric(own["delta"], errors="coerce") < 0
+        carrying |= {(str(row.model), str(case)) for case in own.loc[went, "case_id"]}
+    return carrying
+
+
+def most_changed(cases: pd.DataFrame, carrying: set[tuple[str, str]], model: str | None = None) -> tuple[str, str] | None:
+    """The (model, case) "One case" opens on (of `model` when given): a cell carrying the verdict first, then the
+    largest change of pass rate, then by name."""
+    rows = cases if model is None else cases[cases["model"] == model]
+    if rows.empty:
+        return None
+    size = pd.to_numeric(rows["delta"], errors="coerce").abs().fillna(-1.0)
+    ranked = sorted(zip(rows["model"], rows["case_id"], size, strict=True), key=lambda r: ((str(r[0]), str(r[1])) not in carrying, -r[2], str(r[0]), str(r[1])))
+    return str(ranked[0][0]), str(ranked[0][1])
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def catalog_differences(db: Path, baseline_run_id: str, candidate_run_id: str) -> dict[str, str]:
     """Per server tool, how what the models saw differs between two runs (a rename, the description diff); {} for none."""

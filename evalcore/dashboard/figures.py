@@ -13,7 +13,7 @@ Untrusted text goes into hovers as data (`customdata`), never into a template.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -222,6 +222,10 @@ def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
 
 
+# Run dates over time: one tick a day at most, read as a date (a single date's ticks read "23:59:59.999" otherwise).
+RUN_DATE_AXIS = {"type": "date", "tickformat": "%Y-%m-%d", "dtick": 86_400_000}
+
+
 def latency_chart(df: pd.DataFrame) -> go.Figure:
     """Latency p50 and p95 per model: bars from `queries.latency`, or lines over run dates from `queries.latency_over_time`."""
     figure = go.Figure()
@@ -237,7 +241,7 @@ def latency_chart(df: pd.DataFrame) -> go.Figure:
                     x=group["run_date"], y=group["latency_p95_ms"], mode="lines+markers", name=f"{label} p95", line={"dash": "dot"}, legendgroup=str(label)
                 )
             )
-        figure.update_layout(**_legend_below(2 * frame["label"].nunique()))  # no x title: the dates say it, and it sat on the legend
+        figure.update_layout(**_legend_below(2 * frame["label"].nunique()), xaxis=RUN_DATE_AXIS)  # no x title: the dates say it, and it sat on the legend
     else:
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p50_ms"], name="p50"))
         figure.add_trace(go.Bar(x=frame["label"], y=frame["latency_p95_ms"], name="p95"))
@@ -308,7 +312,7 @@ def cost_chart(df: pd.DataFrame) -> go.Figure:
     if "run_date" in shown.columns:
         for label, group in shown.groupby("label", sort=True):
             figure.add_trace(go.Scatter(x=group["run_date"], y=group["cost_per_correct_usd"], mode="lines+markers", name=f"{label} per correct"))
-        figure.update_layout(**_legend_below(shown["label"].nunique()))
+        figure.update_layout(**_legend_below(shown["label"].nunique()), xaxis=RUN_DATE_AXIS)
     else:
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_attempt_usd"], name="per attempt"))
         figure.add_trace(go.Bar(x=shown["label"], y=shown["cost_per_correct_usd"], name="per correct attempt"))
@@ -514,13 +518,16 @@ def _reason(value: Any) -> str:
 
 DELTA_COLOURS = [[0.0, "#d73027"], [0.5, "#f7f7f7"], [1.0, "#1a9850"]]  # worse (red) .. better (green), around no change
 NOT_SIGNIFICANT_COLOUR = "#ededed"
+CARRYING_COLOUR = "#d73027"  # the outline of a cell a failing verdict rests on
 SIGNIFICANT = ("better", "worse")
 
 
-def delta_heatmap(df: pd.DataFrame) -> go.Figure:
+def delta_heatmap(df: pd.DataFrame, carrying: Collection[tuple[str, str]] = ()) -> go.Figure:
     """Cases (rows) x models (columns) of a comparison (`data.comparison_frames`): the candidate's pass rate minus the
     baseline's, coloured only where the verdict is significant (`better` / `worse` after the correction); every other
-    cell is pale grey and reads its delta with "n.s.", or "inconclusive" when an arm scored nothing.
+    cell is pale grey and reads its delta with "n.s." and the runs per arm it would take ("needs 12 runs"), or
+    "inconclusive" when an arm scored nothing. The (model, case) cells in `carrying` (`data.carrying_cells`: those a
+    failing verdict rests on, a model's pooled one too) are outlined in red.
 
     As in `matrix_heatmap`, an invisible marker on each cell carries (model, case) for a click.
     """
@@ -564,7 +571,7 @@ def delta_heatmap(df: pd.DataFrame) -> go.Figure:
             x=frame["model_label"].map(position),
             y=frame["case_label"],
             mode="markers+text",
-            text=[delta_text(d, v) for d, v in zip(frame["delta"], frame["verdict"], strict=True)],
+            text=[delta_text(d, v, n, separator="<br>") for d, v, n in zip(frame["delta"], frame["verdict"], frame["runs_needed"], strict=True)],
             textfont={"size": 10, "color": "#1a1a1a"},
             marker={"size": 20, "opacity": 0.0, "symbol": "square-open", "color": "#000000", "line": {"width": 2}},
             selected={"marker": {"opacity": 1.0}, "textfont": {"color": "#1a1a1a"}},
@@ -586,14 +593,24 @@ def delta_heatmap(df: pd.DataFrame) -> go.Figure:
             name="cells",
         )
     )
+    row_of = {case: index for index, case in enumerate(cases)}
+    for model, case in sorted(carrying):
+        if model in labels and plotly_text(case) in row_of:
+            x, y = position[labels[model]], row_of[plotly_text(case)]
+            outline = {"color": CARRYING_COLOUR, "width": 3}
+            figure.add_shape(type="rect", x0=x - 0.48, x1=x + 0.48, y0=y - 0.46, y1=y + 0.46, line=outline, name="carries the verdict")
     return _cell_grid_layout(figure, columns, cases)
 
 
-def delta_text(delta: Any, verdict: str) -> str:
-    """A delta cell's words: "+0.60 better", "-0.20 n.s." (not significant), "inconclusive" (an arm scored nothing)."""
+def delta_text(delta: Any, verdict: str, runs_needed: Any = None, *, separator: str = ", ") -> str:
+    """A delta cell's words: "+0.60 better", "-0.20 n.s." (not significant), with "needs 12 runs" where a difference
+    that was seen would take more runs per arm to tell (`runsNeeded`), "inconclusive" (an arm scored nothing)."""
     if verdict == "inconclusive" or missing(delta):
         return "inconclusive"
-    return f"{float(delta):+.2f} {verdict if verdict in SIGNIFICANT else 'n.s.'}"
+    text = f"{float(delta):+.2f} {verdict if verdict in SIGNIFICANT else 'n.s.'}"
+    if verdict not in SIGNIFICANT and not missing(runs_needed):
+        text += f"{separator}needs {int(runs_needed)} runs"
+    return text
 
 
 def _probability(value: Any) -> str:

@@ -39,6 +39,7 @@ from evalcore.dashboard.figures import (
 
 TEXT_COLOUR = "#1a1a1a"
 GRID_CLASS = "matrix-grid"  # what the browser tests and bench/first_paint.py find the table by
+DRILL_ANCHOR = "drill-down"  # the drill-down heading's anchor: a cell's link ends with it, so the page opens scrolled to it
 # The table's styles, for its class. A page sends them on their own, first (`st.html` of style tags alone takes no
 # space on the page): the browser then loads `st.html`'s code while the page reads the matrix, and draws the
 # matrix the moment it arrives, instead of fetching that code only then.
@@ -95,7 +96,7 @@ def matrix_html(cells: pd.DataFrame, query: Mapping[str, Sequence[str]], selecte
                 by_cell.get((model, case)),
                 (escaped_models[model], escaped_case),
                 (case, labels[model]),
-                html.escape(f"{prefix}{model_params[model]}&{case_params[case]}"),
+                html.escape(f"{prefix}{model_params[model]}&{case_params[case]}#{DRILL_ANCHOR}"),
                 selected == (model, case),
             )
             for model in models

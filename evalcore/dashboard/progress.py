@@ -57,9 +57,11 @@ def demo_progress(db: Path) -> bool:
 
 
 def demo_banner(started: int, nights: int, total: int) -> str:
-    """The demo's progress in words: "Building the demo history: night 3 of 21 …", then its Layer 2 and multi-turn sets."""
-    if started <= nights:
-        step = f"night {max(started, 1)} of {nights}"
+    """The demo's progress in words: its Layer 2 and multi-turn sets first ("the Layer 2 and multi-turn sets (1 of 3)"),
+    then "night 3 of 21": the nightly set is built last, so the pages open on it."""
+    others = total - nights
+    if started <= others:
+        step = f"the Layer 2 and multi-turn sets ({max(started, 1)} of {others}), then {nights} nights"
     else:
-        step = f"the Layer 2 and multi-turn sets ({started - nights} of {total - nights}) after its {nights} nights"
+        step = f"night {started - others} of {nights}"
     return f"Building the demo history: {step}. The pages fill in as each lands."

@@ -1129,8 +1129,15 @@ def conformance_runs(path: Path) -> pd.DataFrame:
 
 
 def conformance_checks(path: Path, run_id: str) -> pd.DataFrame:
-    """Per-check results of one Layer 0 run, in check-id order."""
-    sql = "SELECT check_id, level, passes, runs, verdict, detail, spec FROM conformance_checks WHERE run_id = ? ORDER BY check_id"
+    """Per-check results of one Layer 0 run: what failed first, then warnings and notes, passes, and the checks that did
+    not apply or could not be tested last, with no passes or runs (they were not judged); check-id order within each."""
+    sql = """
+        SELECT check_id, level,
+               CASE WHEN verdict IN ('not_applicable', 'not_testable') THEN NULL ELSE passes END AS passes,
+               CASE WHEN verdict IN ('not_applicable', 'not_testable') THEN NULL ELSE runs END AS runs,
+               verdict, detail, spec
+        FROM conformance_checks WHERE run_id = ?
+        ORDER BY CASE verdict WHEN 'fail' THEN 0 WHEN 'error' THEN 1 WHEN 'warn' THEN 2 WHEN 'info' THEN 3 WHEN 'pass' THEN 4 ELSE 5 END, check_id"""
     return _frame(path, sql, [run_id], ("check_id", "level", "passes", "runs", "verdict", "detail", "spec"))
 
 

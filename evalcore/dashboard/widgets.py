@@ -43,9 +43,10 @@ LINE_CHARS = 200  # of a value inside one line of our own text
 
 def empty_state(db: Path, what: str = "behaviour runs") -> None:
     """Say the store has nothing to show yet, the command that fills it, and offer to build the simulated demo history."""
+    if progress.demo_running(db):  # app.py's banner follows it: no advice to build what is being built
+        st.info(f"No {what} yet in `{db}`: the demo history is being built (above); its first run lands within seconds.")
+        return
     st.info(f"No {what} yet in `{db}`: " + EMPTY_STATE)
-    if progress.demo_running(db):
-        return  # app.py's banner follows it
     if st.button(f"Build the demo history ({jobs.DEMO_NIGHTS} simulated nights; the first lands within seconds)", key="launch_demo", type="primary"):
         try:
             jobs.launch_demo(db)
@@ -213,6 +214,20 @@ def layer0_verdict(verdict: pd.DataFrame) -> None:
     (st.success if passed else st.error)(text)
 
 
+DRIFT_PAGE = "pages/2_Drift.py"
+
+
+def drift_flags(changes: Sequence[Any], labels: Mapping[str, str], golden: str | None) -> None:
+    """The open drift drops of the shown golden set (`evalcore.drift.Change`s), named once above the drill-down, with
+    a link to the Drift page; nothing when there are none."""
+    drops = sorted((c for c in changes if c.kind == "drop" and c.status == "open"), key=lambda c: (c.change_date, c.model, c.case_id))
+    if not drops:
+        return
+    named = "; ".join(f"{labels.get(c.model, short_model_name(c.model))} · {c.case_id} ({c.attribution}, since {c.change_date})" for c in drops)
+    st.warning(literal_label(f"Drift: {len(drops)} open drop(s) in this golden set: {named}."))
+    st.page_link(DRIFT_PAGE, label="Open the Drift page: when each drop began, its evidence and cause", query_params={"golden": golden} if golden else None)
+
+
 def run_state_notes(runs: pd.DataFrame, run_ids: Sequence[str]) -> list[tuple[str, str]]:
     """What the Matrix must say of the runs it shows (`queries.run_list` rows): (level, text) for each run that is not
     simply finished, or that does not stand for the server (an arm or a replay, opened by id). Level: info | warning."""
@@ -307,7 +322,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
     The table shows models by their short labels, readable column names and formatted numbers; the CSV keeps every value as stored.
     """
-    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    shown, config = _shown_numbers(_with_no_price(_with_short_models(frame))), column_config(frame)
     for column, text in (links or {}).items():
         config[column] = st.column_config.LinkColumn(column.replace("_", " "), display_text=text)
     if selectable:
@@ -322,7 +337,7 @@ def table(frame: pd.DataFrame, name: str, *, label: str | None = None, selectabl
 
 def table_rows(frame: pd.DataFrame, name: str) -> list[int]:
     """`table` whose rows can be picked, several at once: the positions of the rows picked, in table order."""
-    shown, config = _with_no_price(_with_short_models(frame)), column_config(frame)
+    shown, config = _shown_numbers(_with_no_price(_with_short_models(frame))), column_config(frame)
     event = st.dataframe(shown, hide_index=True, width="stretch", column_config=config, on_select="rerun", selection_mode="multi-row", key=f"table_{name}")
     download(frame, name)
     return sorted(int(row) for row in event.selection.rows if 0 <= int(row) < len(frame))
@@ -440,17 +455,42 @@ def column_heading(column: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _is_rate(column: str) -> bool:
+    """A column holding a fraction shown as a percentage (`_shown_numbers` scales it)."""
+    return not column.startswith(queries.SCORE_PREFIX) and (column.endswith(("_rate", "_accuracy")) or column == "pass_hat_k")
+
+
+def _is_tokens(column: str) -> bool:
+    return column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct", "tokens_per_attempt"}
+
+
+def _shown_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The values a table shows: rates as percentages (one decimal everywhere: "90.0%", "95.7%"), token counts whole
+    (with thousands separators); the CSV keeps them as stored."""
+    changed = {
+        column: pd.to_numeric(frame[column], errors="coerce") * (100 if _is_rate(str(column)) else 1)
+        for column in frame.columns
+        if (_is_rate(str(column)) or _is_tokens(str(column))) and pd.api.types.is_numeric_dtype(frame[column])
+    }
+    changed = {column: values.round(0) if _is_tokens(str(column)) else values for column, values in changed.items()}
+    return frame.assign(**changed) if changed else frame
+
+
 def _number_format(column: str, values: pd.Series) -> str:
     if column.startswith(queries.SCORE_PREFIX):
         return "%.2f"  # a scorer's mean value: a rate for a yes/no scorer, a count for rounds or turns
-    if column.endswith("_rate") or column in {"pass_hat_k", "flakiness"} or column.endswith("_accuracy"):
-        return "percent" if column != "flakiness" else "%.2f"
+    if _is_rate(column):
+        return "%.1f%%"  # of the values `_shown_numbers` scaled to percent
+    if column == "flakiness":
+        return "%.2f"
     if column.endswith("_ms"):
         return "%.0f"
     if column.endswith("_usd"):
         return "%.5f"
-    if pd.api.types.is_integer_dtype(values) or column.startswith(("input_tokens", "output_tokens")) or column in {"tokens_per_correct"}:
-        return "%d" if pd.api.types.is_integer_dtype(values) else "%.0f"
+    if _is_tokens(column):
+        return "localized"  # whole (`_shown_numbers`), with thousands separators
+    if pd.api.types.is_integer_dtype(values):
+        return "%d"
     known = values.dropna()
     return "%d" if len(known) and bool((known == known.round()).all()) else "%.3f"  # a count stored as a float (a SQL sum) is still a count
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from evalcore.drift.types import Change
+from evalcore.mcp.configured import configured_server_of
 
 
 def rate_text(passes: int, attempts: int, interval: tuple[float, float]) -> str:
@@ -55,7 +56,10 @@ def next_step(change: Change, *, golden: str, db: str, server_now: str | None) -
     answer that changed is the server's.
     """
     last_good = shlex.quote(change.last_good_run_id)
-    if server_now and server_now.startswith(("http://", "https://")):
+    configured = configured_server_of(server_now or "")
+    if configured is not None:
+        target = f"--server {configured}"  # started again for the replay: the port the run used is gone
+    elif server_now and server_now.startswith(("http://", "https://")):
         target = f"--url {shlex.quote(server_now)}"
     elif server_now and server_now.startswith("stdio: "):
         target = f"--stdio {shlex.quote(server_now.removeprefix('stdio: '))}"

@@ -21,14 +21,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalcore.errors import ConfigError
+from evalcore.mcp.configured import CONFIGURED_SERVERS, REFERENCE_ARGS
 from evalcore.mcp.transport.base import Limits, Transport
 from evalcore.mcp.transport.http import HttpTransport
 from evalcore.mcp.transport.stdio import StdioTransport
 from evalcore.redaction import clip, register_command_secrets, register_secret, register_url_secrets
-
-# Servers the web page and `--server NAME` may start; never an arbitrary command.
-CONFIGURED_SERVERS: dict[str, str] = {"reference": "the bundled reference server (evalcore.demo_server, Streamable HTTP on 127.0.0.1)"}
-
 
 # An RFC 9110 field name, then the value (as `curl -H` takes it).
 _HEADER_LINE = re.compile(r"^(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(?P<value>[^\r\n]*)$")
@@ -115,6 +112,7 @@ class Target:
     stdio: str | None = None
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)  # sent on every HTTP request; secrets
     server_env: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)  # passed to a stdio server (--server-env)
+    server: str | None = field(default=None, compare=False)  # the configured server (`--server NAME`) this endpoint is, started for a while
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.stdio is None):
@@ -168,5 +166,5 @@ def resolve_target(
         raise ConfigError(f"unknown server {server!r}; configured: {', '.join(CONFIGURED_SERVERS)}")
     from evalcore.mcp.reference import running_reference_server
 
-    with running_reference_server() as reference_url:
-        yield Target(url=reference_url, headers=headers)
+    with running_reference_server(REFERENCE_ARGS[server]) as reference_url:
+        yield Target(url=reference_url, headers=headers, server=server)
