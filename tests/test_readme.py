@@ -77,6 +77,26 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
     return {option for action in parser._actions for option in action.option_strings}
 
 
+def _innermost(parser: argparse.ArgumentParser, words: list[str]) -> argparse.ArgumentParser:
+    """The parser of a nested subcommand the words name (`labels export`), or the parser itself."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = next((word for word in words if not word.startswith("-")), None)
+            if chosen in action.choices:
+                return _innermost(action.choices[chosen], words[words.index(chosen) + 1 :])
+    return parser
+
+
+def _nested(name: str, parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """A command's parser and its nested subcommands' parsers, by their full names."""
+    found = {name: parser}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, subparser in action.choices.items():
+                found |= _nested(f"{name} {sub}", subparser)
+    return found
+
+
 def _evalcore_arguments(command: list[str]) -> list[str] | None:
     for prefix in PREFIXES:
         if tuple(command[: len(prefix)]) == prefix:
@@ -108,7 +128,7 @@ def test_every_evalcore_command_and_flag_in_the_readme_exists():
             wrong.append(f"{shlex.join(command)}: no command {name!r}")
             continue
         flags = {token.split("=")[0] for token in rest if token.startswith("--")}
-        unknown = flags - _options(subparsers[name])
+        unknown = flags - _options(_innermost(subparsers[name], rest))
         if unknown:
             wrong.append(f"{shlex.join(command)}: {name} has no {', '.join(sorted(unknown))}")
     assert wrong == []
@@ -120,7 +140,8 @@ def test_every_command_and_option_is_documented():
     for name, parser in _subparsers().items():
         if not re.search(rf"evalcore {re.escape(name)}\b", README):
             missing.append(name)
-        missing += [f"{name} {option}" for option in sorted(_options(parser) - {"-h", "--help"}) if option not in DOCS]
+        for full, nested in _nested(name, parser).items():
+            missing += [f"{full} {option}" for option in sorted(_options(nested) - {"-h", "--help"}) if option not in DOCS]
     assert missing == []
 
 
