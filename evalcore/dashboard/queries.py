@@ -958,7 +958,9 @@ EXPORT_SQL = (
     + """
     SELECT run_id, run_date, golden_path, server_target, server_fingerprint, model, model_version, simulated, case_id, case_kind, attempt,
            passed, selection_correct, args_correct, sequence_correct, over_call, task_completed, reasons_json, tool_calls_json,
-           final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, judge_json, cached_from, recorded_at,
+           final_text, stop_reason, error, latency_ms, input_tokens, output_tokens,
+           CASE WHEN simulated THEN NULL ELSE cost_usd END AS cost_usd,  -- a simulated model has no price: null, as every page reads it
+           retries, judge_json, cached_from, recorded_at,
            fault, robustness_outcome, attack_attempted, refused, robustness_passed
     FROM scoped ORDER BY run_date, run_id, model, case_id, attempt
     LIMIT ?"""

@@ -348,6 +348,7 @@ def download(frame: pd.DataFrame, name: str, *, label: str | None = None) -> Non
 
     Both hold every value as stored (the store keeps text already redacted); the Parquet file is written only when clicked.
     """
+    frame = exported_costs(frame)
     csv_label = label or f"Download {name} as CSV"
     st.download_button(csv_label, queries.frame_csv(frame), file_name=f"{name}.csv", mime="text/csv", key=f"download_{name}", disabled=frame.empty)
     st.download_button(
@@ -502,6 +503,15 @@ def _with_no_price(frame: pd.DataFrame) -> pd.DataFrame:
         return frame
     simulated = _simulated(frame)
     return frame.assign(**{column: [cost_text(value, bool(flag)) for value, flag in zip(frame[column], simulated, strict=True)] for column in costs})
+
+
+def exported_costs(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with a simulated model's `_usd` values null: an export says "no price" as the pages do, never 0.0."""
+    costs = [column for column in frame.columns if str(column).endswith("_usd")]
+    if not costs or frame.empty:
+        return frame
+    simulated = _simulated(frame).astype(bool).to_numpy()
+    return frame.assign(**{column: frame[column].astype("float64").where(~simulated) for column in costs})
 
 
 def _simulated(frame: pd.DataFrame) -> pd.Series:
