@@ -135,8 +135,9 @@ def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_
     cases = {case.get("name"): case for case in suites[1].iter("testcase")}
     assert list(cases) == [row["id"] for row in rows]
     assert cases["caching"].find("failure") is None and cases["caching"].find("skipped") is None
-    assert cases["tools-call-with-progress"].find("skipped") is not None  # the reference server sends no progress: untested, never passed
-    assert by_id["tools-call-with-progress"]["verdict"] == "not_testable" and by_id["input-required-result-tampered-state"]["verdict"] == "beyond_spec"
+    assert cases["input-required-result-multi-round"].find("skipped") is not None  # its tools ask only once: untested, never passed
+    assert by_id["input-required-result-multi-round"]["verdict"] == "not_testable" and by_id["tools-call-with-progress"]["verdict"] == "pass"
+    assert by_id["input-required-result-tampered-state"]["verdict"] == "beyond_spec"
     assert "beyond spec" in text and cases["input-required-result-tampered-state"].find("skipped") is not None
     assert cli_main(argv) == 0
     assert "requirements" not in json.loads(out.read_text())  # without the option the report is as it was

@@ -141,12 +141,14 @@ def test_reference_server_passes_every_check_five_times_over_http(servers):
     assert all(check.passes == 5 for check in report.checks if check.verdict == "pass")
     # The reference server declares no completions, so their result shape has nothing to be tried on; no rule
     # covers a batch over HTTP, so that check only reports what the server did.
-    # The reference server asks for no authorization, which is optional: those rules do not apply. It sends no
-    # progress (a MAY), its tools ask for input once, and its prompts ask for none: nothing to judge there.
-    untestable = {"progress.token_referenced", "progress.increases", "mrtr.multi_round", "mrtr.non_tool_round_trip"}
+    # The reference server asks for no authorization, which is optional: those rules do not apply. Its tools ask
+    # for input once, and its prompts ask for none: nothing to judge there. Its knowledge-base search reports progress.
+    untestable = {"mrtr.multi_round", "mrtr.non_tool_round_trip"}
     expected = {"completion.result_shape", "jsonrpc.batch_refused"} | AUTHORIZATION_CHECKS | untestable
     assert {check.id for check in report.checks if check.verdict != "pass"} == expected
     assert {check.verdict for check in report.checks if check.id in untestable} == {"not_testable"}
+    progress = next(check for check in report.checks if check.id == "progress.token_referenced")
+    assert progress.verdict == "pass" and "2 progress notifications" in progress.detail, progress.detail
     batch = next(check for check in report.checks if check.id == "jsonrpc.batch_refused")
     assert batch.verdict == "not_applicable" and "for information, a batch got HTTP 400" in batch.detail
     assert report.passed and report.passed_strictly() and report.server_fingerprint
