@@ -85,6 +85,8 @@ def agreement(official: bool | None, ours: str) -> str:
         return "official suite did not run it"
     if ours == "missing":
         return "not covered by evalcore"
+    if ours == "beyond_spec":
+        return "asks more than the spec: not enforced by evalcore"
     if ours not in MET | NOT_MET:
         return f"evalcore: {ours.replace('_', ' ')}"
     return "agree" if official == (ours in MET) else "DISAGREE"

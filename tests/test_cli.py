@@ -50,6 +50,7 @@ def test_conformant_server_exits_0_with_json_junit_and_store(reference_url, tmp_
         "tools",
         "jsonrpc",
         "mrtr",
+        "progress",
         "authorization",
     }
     assert all(re.fullmatch(r"[a-z_0-9]+\.[a-z_0-9]+", check["id"]) for check in report["checks"])

@@ -61,7 +61,16 @@ def test_the_map_names_only_registered_checks_and_every_scenario_has_a_note():
     for requirement in load("2026-07-28").requirements:
         assert set(requirement.checks) <= registered, requirement.id
         assert requirement.note, requirement.id
-        assert (requirement.coverage == "missing") == (not requirement.checks), requirement.id
+        assert (requirement.coverage in ("missing", "beyond-spec")) == (not requirement.checks), requirement.id
+
+
+def test_every_scored_scenario_is_decided_by_a_check_or_shown_to_ask_more_than_the_spec():
+    """Done when: no scored server scenario is left `missing`; one asking more than the spec quotes the sentence it goes beyond."""
+    for requirement in load("2026-07-28").requirements:
+        if requirement.scored:
+            assert requirement.coverage != "missing", requirement.id
+        if requirement.coverage == "beyond-spec":
+            assert "more than the spec" in requirement.note and '"' in requirement.note, requirement.id
 
 
 def test_an_unknown_revision_is_a_one_line_config_error():
@@ -83,7 +92,9 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
     assert by_id["server-stateless"].verdict == "fail"  # eleven checks pass, one fails
     assert by_id["completion-complete"].verdict == "not_testable"
     assert by_id["caching"].verdict == "pass"
-    assert by_id["server-sse-multiple-streams"].verdict == "missing"
+    assert by_id["server-sse-multiple-streams"].verdict == "pass"
+    assert by_id["input-required-result-tampered-state"].verdict == "beyond_spec"  # reported, never enforced, never missing
+    assert by_id["tools-call-with-progress"].verdict == "pass"
     warned = judge(requirements, _report(everything_passes | {"mrtr.retry_without_responses": "warn"}))
     assert {s.requirement.id: s.verdict for s in warned.scenarios}["input-required-result-missing-input-response"] == "warn"
     untried = judge(requirements, _report(everything_passes | {"mrtr.round_trip": "not_testable"}))
@@ -96,7 +107,8 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
     some_of_them = judge(requirements, _report({"discover.responds": "pass"}))
     assert {s.requirement.id: s.verdict for s in some_of_them.scenarios}["server-stateless"] == "partial"  # 1 of its 13 checks ran
     counts = view.counts(scored=True)
-    assert counts["total"] == 37 and counts["fail"] == 1 and counts["missing"] == counts["total"] - counts["covered"]
+    assert counts["total"] == 37 and counts["fail"] == 1 and counts["missing"] + counts["beyond_spec"] == counts["total"] - counts["covered"]
+    assert counts["missing"] == 0 and counts["beyond_spec"] == 1
 
 
 def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_its_verdict(tmp_path, capsys):
@@ -123,7 +135,10 @@ def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_
     cases = {case.get("name"): case for case in suites[1].iter("testcase")}
     assert list(cases) == [row["id"] for row in rows]
     assert cases["caching"].find("failure") is None and cases["caching"].find("skipped") is None
-    assert cases["tools-call-with-progress"].find("skipped") is not None  # missing: skipped, never passed
+    assert cases["input-required-result-multi-round"].find("skipped") is not None  # its tools ask only once: untested, never passed
+    assert by_id["input-required-result-multi-round"]["verdict"] == "not_testable" and by_id["tools-call-with-progress"]["verdict"] == "pass"
+    assert by_id["input-required-result-tampered-state"]["verdict"] == "beyond_spec"
+    assert "beyond spec" in text and cases["input-required-result-tampered-state"].find("skipped") is not None
     assert cli_main(argv) == 0
     assert "requirements" not in json.loads(out.read_text())  # without the option the report is as it was
 

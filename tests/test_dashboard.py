@@ -243,7 +243,8 @@ def test_home_with_only_conformance_runs_shows_layer0(tmp_path, monkeypatch):
     # The official requirement set's scenarios, judged by the run's two checks: failed, partly tested, not run, missing.
     verdict = dict(zip(requirements.value["official scenario"], requirements.value["verdict"], strict=True))
     assert len(verdict) == 50 and verdict["http-header-validation"] == "FAIL" and verdict["server-stateless"] == "partly"
-    assert verdict["caching"] == "not run" and verdict["tools-call-with-progress"] == "missing"
+    assert verdict["caching"] == "not run" and verdict["tasks-lifecycle"] == "missing"
+    assert verdict["tools-call-with-progress"] == "not run" and verdict["input-required-result-tampered-state"] == "beyond spec"
     assert not app.sidebar.selectbox  # no behaviour runs: no filters to offer
     assert "NOT conformant" in app.selectbox[0].value
 

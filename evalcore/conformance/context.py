@@ -220,15 +220,17 @@ class RunContext:
         return call
 
     async def tool_calls(self) -> list[ToolCall]:
-        """One call per callable tool with arguments built from its inputSchema (memoised per run)."""
+        """One call per callable tool with arguments built from its inputSchema and a progress token (memoised per run)."""
         if "tool_calls" not in self._memo:
             calls = []
-            for tool in await self.tools():
+            for index, tool in enumerate(await self.tools()):
                 if not self.may_call(tool) or not isinstance(tool.get("name"), str):
                     continue
                 schema = tool.get("inputSchema")
                 arguments = example_arguments(schema) if isinstance(schema, dict) else {}
-                exchange = await self.request("tools/call", {"name": tool["name"], "arguments": arguments})
+                # Each call carries its own progress token, so the progress checks judge whatever progress it sends.
+                meta = {**self.client.meta(), "progressToken": f"evalcore-progress-{self.nonce}-{index}"}
+                exchange = await self.request("tools/call", {"name": tool["name"], "arguments": arguments}, meta=meta)
                 calls.append(ToolCall(tool, arguments, exchange))
             self._memo["tool_calls"] = calls
         result: list[ToolCall] = self._memo["tool_calls"]

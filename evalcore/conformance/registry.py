@@ -43,6 +43,7 @@ FAMILIES: tuple[str, ...] = (
     "tools",
     "jsonrpc",
     "mrtr",
+    "progress",
     "authorization",
 )
 

@@ -4,6 +4,7 @@ Each official scenario gets a verdict from the verdicts of the checks the map na
 nothing here judges the server again, and the suite's own verdict and exit code are untouched):
 
 - `missing`: no check of ours covers the scenario;
+- `beyond_spec`: the scenario asks more than the spec's words (the note quotes them): reported, never enforced;
 - `not_run`: it is covered, but none of its checks ran (`--only`, a legacy-only server);
 - otherwise the worst verdict of its checks that ran: error, fail (a MUST), warn (a SHOULD), info (a MAY);
   then, when at least one check passed, pass if every check of the scenario ran and none was not testable, else
@@ -39,13 +40,14 @@ LABEL = {
     "not_testable": "untested",
     "not_run": "not run",
     "missing": "missing",
+    "beyond_spec": "beyond spec",
 }
 
 
 @dataclass(frozen=True)
 class ScenarioVerdict:
     requirement: Requirement
-    verdict: str  # a check verdict (see PRECEDENCE), "partial", "not_run" or "missing"
+    verdict: str  # a check verdict (see PRECEDENCE), "partial", "not_run", "missing" or "beyond_spec"
     checks: tuple[tuple[str, str], ...]  # (check id, its verdict) for the scenario's checks that ran, in map order
 
 
@@ -59,7 +61,7 @@ class RequirementView:
         chosen = [s for s in self.scenarios if s.requirement.scored == scored]
         counts = {verdict: sum(s.verdict == verdict for s in chosen) for verdict in LABEL}
         counts["total"] = len(chosen)
-        counts["covered"] = sum(s.requirement.coverage != "missing" for s in chosen)
+        counts["covered"] = sum(s.requirement.coverage not in ("missing", "beyond-spec") for s in chosen)
         return counts
 
 
@@ -71,6 +73,8 @@ def judge(requirement_set: RequirementSet, report: SuiteReport | Mapping[str, st
         ran = tuple((check_id, verdicts[check_id]) for check_id in requirement.checks if check_id in verdicts)
         if requirement.coverage == "missing":
             verdict = "missing"
+        elif requirement.coverage == "beyond-spec":
+            verdict = "beyond_spec"
         elif not ran:
             verdict = "not_run"
         else:
@@ -118,6 +122,8 @@ def render(view: RequirementView, width: int | None = None) -> str:
         scored = "scored" if s.requirement.scored else s.requirement.reason or "not scored"
         if s.verdict == "missing":
             decided = "no check (see the note in --json)"
+        elif s.verdict == "beyond_spec":
+            decided = "asks more than the spec (the note in --json quotes it); not enforced"
         elif s.verdict == "not_run":
             decided = "none of " + ", ".join(s.requirement.checks) + " ran"
         else:
@@ -134,6 +140,7 @@ def render(view: RequirementView, width: int | None = None) -> str:
         n = view.counts(scored=title == "scored")
         lines.append(
             f"{title}: {n['total']} scenarios, {n['covered']} covered — {n['pass']} passed, {n['partial']} partly tested, {n['fail'] + n['error']} failed, "
-            f"{n['warn']} warned, {n['info']} notes, {n['not_testable'] + n['not_applicable']} not testable, {n['not_run']} not run, {n['missing']} missing"
+            f"{n['warn']} warned, {n['info']} notes, {n['not_testable'] + n['not_applicable']} not testable, {n['not_run']} not run, "
+            f"{n['beyond_spec']} beyond the spec, {n['missing']} missing"
         )
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from evalcore.demo_server.tamper import Answer, HeaderEdits, HeaderList, HttpRep
 from evalcore.mcp.protocol.constants import (
     CACHEABLE_METHODS,
     CONTENT_TYPE_JSON,
+    CONTENT_TYPE_SSE,
     HEADER_METHOD,
     HEADER_MISMATCH,
     HEADER_NAME,
@@ -274,6 +275,68 @@ def _accept_invalid_answers(message: wire.Message) -> wire.Message | Answer:
         done = {"content": [{"type": "text", "text": "done"}], "isError": False, "resultType": "complete"}
         return Answer(wire.result_message(wire.request_id_of(message), done))
     return message
+
+
+def _progress_stream(token_of: Callable[[object], object], values: tuple[float, ...]) -> Callable[[], Tamper]:
+    """A tools/call carrying a progressToken is answered on an SSE stream: progress notifications, then a plain result."""
+
+    def http_request(request: HttpRequest) -> HeaderEdits | HttpReply:
+        body = request.body
+        params = body.get("params") if isinstance(body, dict) and body.get("method") == "tools/call" else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if request.method != "POST" or token is None:
+            return {}
+        done = {"content": [{"type": "text", "text": "done"}], "isError": False, "resultType": "complete"}
+        events: list[object] = [
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token_of(token), "progress": value, "total": 3}}
+            for value in values
+        ]
+        events.append(wire.result_message(wire.request_id_of(body), done))
+        return HttpReply(200, b"".join(b"event: message\ndata: " + wire.encode(event) + b"\n\n" for event in events), CONTENT_TYPE_SSE)
+
+    return lambda: Tamper(http_request=http_request)
+
+
+def _ask_again_empty(message: wire.Message) -> wire.Message | Answer:
+    """A tools/call retry with inputResponses answers input_required once more, with neither inputRequests nor requestState."""
+    params = _params(message)
+    if message.get("method") == "tools/call" and "inputResponses" in params:
+        return Answer(wire.result_message(wire.request_id_of(message), {"resultType": "input_required"}))
+    return message
+
+
+_PROMPT_INPUT_REQUEST = {
+    "confirm": {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "Confirm?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}},
+    }
+}
+
+
+def _prompt_retry_refused(message: wire.Message) -> wire.Message | Answer:
+    """prompts/get asks for input (MRTR), then refuses the retry that carries it with -32603."""
+    params = _params(message)
+    if message.get("method") != "prompts/get":
+        return message
+    if "inputResponses" in params:
+        return Answer(wire.error_message(wire.request_id_of(message), -32603, "Internal error"))
+    asked = {"resultType": "input_required", "inputRequests": _PROMPT_INPUT_REQUEST, "requestState": "evalcore-defect-prompt"}
+    return Answer(wire.result_message(wire.request_id_of(message), asked))
+
+
+def _crossed_ids() -> Tamper:
+    """Each tools/list is answered with the id of the tools/list before it, as a server that crosses concurrent response streams."""
+    previous: list[object] = []
+
+    def response(request: wire.Message, reply: wire.Message) -> wire.Message:
+        if request.get("method") != "tools/list" or "id" not in reply:
+            return reply
+        crossed = previous[-1] if previous else reply["id"]
+        previous.append(reply["id"])
+        return {**reply, "id": crossed}
+
+    return Tamper(response=response)
 
 
 def _drop_content_uris(result: dict[str, Any]) -> None:
@@ -659,6 +722,26 @@ _ALL: Final[tuple[Defect, ...]] = (
         False,
         lambda: Tamper(request=_accept_invalid_answers),
     ),
+    Defect(
+        "progress_foreign_token",
+        "a tools/call with a progressToken gets progress notifications for another token",
+        True,
+        _progress_stream(lambda token: f"not-{token}", (1, 2)),
+    ),
+    Defect(
+        "progress_goes_back",
+        "a tools/call with a progressToken gets progress notifications whose progress goes down",
+        True,
+        _progress_stream(lambda token: token, (2, 1)),
+    ),
+    Defect(
+        "mrtr_second_round_empty",
+        "a tools/call retry with inputResponses answers input_required again with neither inputRequests nor requestState",
+        False,
+        lambda: Tamper(request=_ask_again_empty),
+    ),
+    Defect("mrtr_prompt_retry_refused", "prompts/get asks for input, then answers its retry with -32603", False, lambda: Tamper(request=_prompt_retry_refused)),
+    Defect("crossed_streams", "each tools/list is answered with the previous tools/list's id", False, _crossed_ids),
 )
 
 DEFECTS: Final[dict[str, Defect]] = {defect.name: defect for defect in _ALL}

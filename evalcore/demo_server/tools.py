@@ -348,14 +348,17 @@ async def summarize_ticket(
 async def search_knowledge_base(
     query: Annotated[str, Field(description="Keywords, e.g. 'refund'.", examples=["refund"])],
     limit: Annotated[int, Field(description="Maximum articles to return.", ge=1, le=10)] = 3,
+    ctx: Context | None = None,
 ) -> KnowledgeBaseResults:
     """Search internal help-desk articles (how-to guides and policies) by keyword."""
     words = {word.lower() for word in query.split()}
-    hits = [
-        Article(article_id=article_id, title=title, summary=summary)
-        for article_id, title, summary, tags in data.KNOWLEDGE_BASE
-        if words & set(tags) or any(word in title.lower() for word in words)
-    ][:limit]
+    hits: list[Article] = []
+    for searched, (article_id, title, summary, tags) in enumerate(data.KNOWLEDGE_BASE, start=1):
+        if len(hits) < limit and (words & set(tags) or any(word in title.lower() for word in words)):
+            hits.append(Article(article_id=article_id, title=title, summary=summary))
+        if ctx is not None and searched in (len(data.KNOWLEDGE_BASE) // 2, len(data.KNOWLEDGE_BASE)):
+            # A client that sent a progressToken hears how far the search got (a no-op otherwise).
+            await ctx.report_progress(searched, len(data.KNOWLEDGE_BASE), "articles searched")
     return KnowledgeBaseResults(query=query, count=len(hits), articles=hits)
 
 

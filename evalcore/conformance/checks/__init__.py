@@ -16,6 +16,7 @@ from evalcore.conformance.checks import (  # noqa: F401
     meta_validation,
     mrtr,
     pagination,
+    progress,
     prompts,
     removed_methods,
     resources,

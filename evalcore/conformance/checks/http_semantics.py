@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, passed
 from evalcore.mcp.client import Exchange
@@ -115,3 +117,26 @@ def _said(exchange: Exchange) -> str:
     error = exchange.error
     said = f"error {error.get('code')} {clip(str(error.get('message', '')), 100)!r}" if error else exchange.server_said()
     return f" ({said})" if said else ""
+
+
+CONCURRENT_REQUESTS = 3
+
+
+@check(
+    "http_semantics.concurrent_streams",
+    title="three requests POSTed at once are each answered on their own response, under their own id",
+    spec="docs/specification/2026-07-28/basic/index.mdx",
+    http_only=True,
+    quote="Result responses **MUST** include the same ID as the request they correspond to.",
+)
+async def concurrent_streams(ctx: RunContext) -> Verdict:
+    method = "tools/list" if "tools" in await ctx.capabilities() else "server/discover"
+    exchanges = await asyncio.gather(*(ctx.request(method) for _ in range(CONCURRENT_REQUESTS)))
+    sent = [exchange.request_ids[-1] if exchange.request_ids else None for exchange in exchanges]
+    for exchange, own in zip(exchanges, sent, strict=True):
+        others = [m.get("id") for m in exchange.wire.messages if ("result" in m or "error" in m) and m.get("id") in sent and m.get("id") != own]
+        if others:
+            return failed(f"{CONCURRENT_REQUESTS} concurrent {method} requests: the one with id {own!r} was answered with id {others[0]!r}")
+        if exchange.response is None:
+            return failed(f"{CONCURRENT_REQUESTS} concurrent {method} requests: the one with id {own!r} got no response under its id ({exchange.describe()})")
+    return passed(f"{CONCURRENT_REQUESTS} concurrent {method} requests each answered under their own id")

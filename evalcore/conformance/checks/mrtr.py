@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalcore.conformance.checks.prompts import sample_prompt_arguments
+from evalcore.conformance.checks.resources import reads_of
 from evalcore.conformance.context import RunContext
 from evalcore.conformance.registry import Verdict, check, failed, not_testable, passed
 from evalcore.mcp.client import Exchange
@@ -194,3 +196,87 @@ async def invalid_responses_refused(ctx: RunContext) -> Verdict:
         if result is None and answer.error is None:
             return failed(f"tools/call {params['name']}: a retry with inputResponses that are not objects got {answer.describe()}")
     return passed(f"{len(calls)} retries with invalid inputResponses were refused or asked again")
+
+
+MAX_ROUNDS = 4  # the first answer and up to three retries: enough to see a server ask again, bounded for a server that never stops
+INPUT_REQUEST_METHODS = frozenset(CAPABILITY_OF)
+
+
+def _round_problem(result: dict[str, Any]) -> str | None:
+    """What an InputRequiredResult breaks of the server's MUSTs (mrtr.mdx "Server Requirements"), if anything."""
+    requests = result.get("inputRequests")
+    if not requests and "requestState" not in result:
+        return "carries neither inputRequests nor requestState"
+    if isinstance(requests, dict):
+        kinds = sorted({str(r.get("method")) if isinstance(r, dict) else type(r).__name__ for r in requests.values()} - INPUT_REQUEST_METHODS)
+        if kinds:
+            return f"asks for {', '.join(kinds)}, none of elicitation/create, sampling/createMessage, roots/list"
+    return None
+
+
+@check(
+    "mrtr.multi_round",
+    title="a request that asks for input again after the first answer is well formed at every round, until it completes",
+    spec=SPEC,
+    quote="Servers **MUST** include at least one of `inputRequests` or `requestState` in every `InputRequiredResult` response.",
+)
+async def multi_round(ctx: RunContext) -> Verdict:
+    meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+    followed = 0
+    for params, retry in await _retries(ctx):
+        answer, rounds = retry, 2
+        while (answer.result or {}).get("resultType") == "input_required":
+            problem = _round_problem(answer.result or {})
+            if problem:
+                return failed(f"tools/call {params['name']}: round {rounds}'s input_required {problem}")
+            if rounds == 2:
+                followed += 1
+            if rounds >= MAX_ROUNDS:
+                break  # asked {MAX_ROUNDS} times: well formed so far, not followed further
+            rounds += 1
+            answer = await ctx.request("tools/call", _retry_params(params, answer.result or {}, with_responses=True), meta=meta)
+    if not followed:
+        return not_testable(f"no tool callable under --call-tools {ctx.tool_policy} asked for input again after the first answer")
+    return passed(f"{followed} requests asked for input more than once; every round was well formed")
+
+
+async def _non_tool_input_required(ctx: RunContext) -> list[tuple[str, dict[str, Any], Exchange]]:
+    """(method, params, first answer) of every listed prompt got, and resource read, that answered input_required."""
+    found: list[tuple[str, dict[str, Any], Exchange]] = []
+    if "prompts" in await ctx.capabilities():
+        meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+        for prompt in (await ctx.listing("prompts/list")).items:
+            if isinstance(prompt.get("name"), str):
+                params = {"name": prompt["name"], "arguments": sample_prompt_arguments(prompt)}
+                exchange = await ctx.request("prompts/get", params, meta=meta)
+                if (exchange.result or {}).get("resultType") == "input_required":
+                    found.append(("prompts/get", params, exchange))
+    if "resources" in await ctx.capabilities():
+        for _, exchange in await reads_of(ctx):
+            if (exchange.result or {}).get("resultType") == "input_required" and exchange.request is not None:
+                params = {k: v for k, v in (exchange.request.get("params") or {}).items() if k != "_meta"}
+                found.append(("resources/read", params, exchange))
+    return found
+
+
+@check(
+    "mrtr.non_tool_round_trip",
+    title="a prompts/get or resources/read that answered input_required accepts the retry with inputResponses and the echoed requestState",
+    spec=SPEC,
+    level="SHOULD",
+    quote="Servers **SHOULD** validate that the data provided by the client is a valid `InputResponses` object and that the information "
+    "inside can be correctly parsed.",
+)
+async def non_tool_round_trip(ctx: RunContext) -> Verdict:
+    found = await _non_tool_input_required(ctx)
+    if not found:
+        return not_testable("no listed prompt (got as a client declaring elicitation, sampling and roots) or resource answered input_required")
+    meta = ctx.client.meta(client_capabilities=FULL_CAPABILITIES)
+    for method, params, first in found:
+        problem = _round_problem(first.result or {})
+        if problem:
+            return failed(f"{method} {params.get('name') or params.get('uri')}: its input_required {problem}")
+        retry = await ctx.request(method, _retry_params(params, first.result or {}, with_responses=True), meta=meta)
+        if retry.result is None:
+            return failed(f"{method} {params.get('name') or params.get('uri')}: the retry with inputResponses got {retry.describe()}")
+    return passed(f"{len(found)} input_required round trips of prompts/get or resources/read completed")

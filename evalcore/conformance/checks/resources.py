@@ -54,6 +54,9 @@ async def _reads(ctx: RunContext) -> list[tuple[str, Exchange]]:
     return found
 
 
+reads_of = _reads  # the same memoised reads, for the MRTR checks of non-tool requests
+
+
 @check(
     "resources.read_listed",
     title="every listed resource, and every listed template read with sample values, answers a ReadResourceResult of the official shape",

@@ -1,7 +1,7 @@
 """The official conformance suite's requirement sets, mapped onto our checks (one data file per revision).
 
 `2026-07-28.yaml` beside this module names every server scenario of the official suite's frozen requirement
-file for that revision (scored and not scored), says how our checks cover it (`same`, `differently`, `missing`),
+file for that revision (scored and not scored), says how our checks cover it (`same`, `differently`, `beyond-spec`, `missing`),
 which checks decide it, and why. `load(revision)` reads it into typed records; `evalcore.conformance.requirement_view`
 turns a run's check verdicts into a verdict per official scenario.
 """
@@ -14,8 +14,9 @@ from typing import Literal, cast
 
 from evalcore.errors import ConfigError
 
-Coverage = Literal["same", "differently", "missing"]
-COVERAGES: tuple[Coverage, ...] = ("same", "differently", "missing")
+Coverage = Literal["same", "differently", "beyond-spec", "missing"]
+COVERAGES: tuple[Coverage, ...] = ("same", "differently", "beyond-spec", "missing")
+UNCHECKED: tuple[Coverage, ...] = ("beyond-spec", "missing")  # the coverages that name no check
 HERE = Path(__file__).resolve().parent
 REVISIONS: tuple[str, ...] = tuple(sorted(path.stem for path in HERE.glob("*.yaml")))
 
@@ -68,8 +69,8 @@ def _requirement(entry: dict[str, object]) -> Requirement:
     checks = entry.get("checks") or []
     if coverage not in COVERAGES or not isinstance(checks, list):
         raise ValueError(f"requirement {entry.get('id')!r}: coverage {coverage!r} or checks {checks!r} malformed")
-    if (coverage == "missing") != (not checks):
-        raise ValueError(f"requirement {entry['id']!r}: a 'missing' scenario names no check, any other names at least one")
+    if (coverage in UNCHECKED) != (not checks):
+        raise ValueError(f"requirement {entry['id']!r}: a 'missing' or 'beyond-spec' scenario names no check, any other names at least one")
     return Requirement(
         id=str(entry["id"]),
         leg=str(entry.get("leg", "server")),
