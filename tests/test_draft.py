@@ -148,3 +148,15 @@ def test_draft_from_a_recorded_run(tmp_path: Path, capsys: pytest.CaptureFixture
     # The drafts run as they are, against the server the run used.
     assert main([*run, "--golden", str(out), "--runs", "1", "--db", str(db), "--include-drafts"]) in (0, 1)
     assert main(["draft", "--from-run", run_id, "--db", str(db), "--case", "nope"]) == 2
+    # An attempt a person judged good becomes a case in one step, though the scorers failed it; one a person judged bad never.
+    from evalcore.store.behaviour import load_attempts
+    from evalcore.store.judge_labels import label_attempt
+
+    stored = {(row["case_id"], row["attempt"]): row for row in load_attempts(db, run_id)}
+    label_attempt(db, (run_id, stored["say-hello", 2]["model"], "say-hello", 2), "pass", labeller="ana")
+    for attempt in (1, 2):
+        label_attempt(db, (run_id, stored["customer-then-ticket", attempt]["model"], "customer-then-ticket", attempt), "fail", labeller="ana")
+    judged = tmp_path / "judged.yaml"
+    capsys.readouterr()
+    assert main(["draft", "--from-run", run_id, "--db", str(db), "--out", str(judged)]) == 0
+    assert [case.id for case in load_golden_set(judged).cases] == ["say-hello-recorded"]

@@ -2,8 +2,9 @@
 
     drafts = drafts_from_run(db, run_id, model=None, case=None, today=date.today())
 
-For each (model, case) of the run (narrowed by `model` and `case`), the first attempt that passed (or, with `case`
-given, its first attempt whatever it came to: the one a human looked at) becomes a case: the user's prompt and the
+For each (model, case) of the run (narrowed by `model` and `case`), one attempt becomes a case: the first one a person
+labelled good (`evalcore labels`, the drill-down's "Human: meets the rubric"), else the first that passed and no person
+labelled bad (or, with `case` given, its first attempt whatever it came to: the one a human looked at): the user's prompt and the
 system prompt the model was sent, the calls it made with their arguments (exact), in order (one call:
 `expect_tool`/`expect_args`; several: `expect_sequence` of calls; none: a negative case), and the server's answers
 quoted beside it. A distractor tool's call (never sent) is left out. Each case is a draft:
@@ -24,6 +25,7 @@ from evalcore.golden.model import DEFAULT_SYSTEM_PROMPT
 from evalcore.records import DISTRACTOR
 from evalcore.redaction import clip
 from evalcore.store.behaviour import load_attempts, load_run
+from evalcore.store.judge_labels import load_labels
 
 
 def drafts_from_run(db: Path, run_id: str, *, model: str | None, case: str | None, today: date) -> tuple[list[Draft], list[str]]:
@@ -37,11 +39,22 @@ def drafts_from_run(db: Path, run_id: str, *, model: str | None, case: str | Non
     for row in rows:  # in model, case, attempt order
         if row.get("transcript_json"):
             attempts.setdefault((str(row["model"]), str(row["case_id"])), []).append(row)
-    picked = [
-        found for tried in attempts.values() if (found := tried[0] if case is not None else next((row for row in tried if row.get("passed")), None)) is not None
-    ]
+    human = {(label.run_id, label.model, label.case_id, label.attempt): label.label for label in load_labels(db)}
+
+    def label_of(row: Mapping[str, Any]) -> str | None:  # a cached attempt's label is its original's
+        return human.get((str(row.get("cached_from") or run_id), str(row["model"]), str(row["case_id"]), int(row["attempt"])))
+
+    def pick(tried: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        judged_good = next((row for row in tried if label_of(row) == "pass"), None)
+        if judged_good is not None:
+            return judged_good
+        if case is not None:
+            return tried[0]
+        return next((row for row in tried if row.get("passed") and label_of(row) != "fail"), None)
+
+    picked = [found for tried in attempts.values() if (found := pick(tried)) is not None]
     if not picked:
-        raise ConfigError(f"run {run_id}: no attempt passed; name one case with --case to draft from its first attempt anyway")
+        raise ConfigError(f"run {run_id}: no attempt passed, or a person judged each bad; name one case with --case to draft from its first attempt anyway")
     several_models = len({row["model"] for row in picked}) > 1
     drafts = [_draft(row, run_id, today, several_models) for row in picked]
     tools = [str(tool.get("name")) for tool in json.loads(run.get("server_tools_json") or "[]") if isinstance(tool, Mapping)]
