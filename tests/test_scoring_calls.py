@@ -81,3 +81,14 @@ def test_rows_are_grouped_by_model_and_the_summary_shows_per_call_numbers():
     }
     text = render_summary(report)
     assert "0.00250" in text and "88" in text and "stream_cut×2" in text
+    # A simulated model has no price, in the model-calls table as in the summary above it (and on the dashboard): never 0.00000.
+    simulated = {
+        **report["models"][0],
+        "model": "sim/lexical",
+        "simulated": True,
+        "metrics": {"cost_per_correct_usd": 0.0},
+        "modelCalls": {"calls": 5, "cost_per_call_usd": 0.0},
+    }
+    text = render_summary({**report, "models": [simulated]})
+    (row,) = [line for line in text.split("model calls", 1)[1].splitlines() if line.startswith("sim/lexical ")]
+    assert "0.00000" not in row and row.count("no price") == 2

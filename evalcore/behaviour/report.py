@@ -258,10 +258,13 @@ def _calls_lines(report: Mapping[str, Any]) -> list[str]:
     lines = ["", f"{'model calls':<32} {'calls':>6} {'p50 ms':>8} {'p95 ms':>8} {'in tok':>7} {'out tok':>7} {'$/call':>9} {'$/correct':>10} {'retries':>7}"]
     for model in report["models"]:
         calls, m = model.get("modelCalls") or {}, model["metrics"]
+        per_call, per_correct = (
+            ("no price", "no price") if model["simulated"] else (_num(calls.get("cost_per_call_usd"), 5), _num(m.get("cost_per_correct_usd"), 5))
+        )  # as the summary above and the dashboard say it
         lines.append(
             f"{model['model']:<32} {calls.get('calls', 0):>6} {_num(calls.get('latency_p50_ms'), 0):>8} {_num(calls.get('latency_p95_ms'), 0):>8} "
-            f"{_num(calls.get('mean_input_tokens'), 0):>7} {_num(calls.get('mean_output_tokens'), 0):>7} {_num(calls.get('cost_per_call_usd'), 5):>9} "
-            f"{_num(m.get('cost_per_correct_usd'), 5):>10} {calls.get('retries', 0):>7}"
+            f"{_num(calls.get('mean_input_tokens'), 0):>7} {_num(calls.get('mean_output_tokens'), 0):>7} {per_call:>9} "
+            f"{per_correct:>10} {calls.get('retries', 0):>7}"
         )
     tools = report.get("toolCalls") or []
     if tools:
