@@ -95,6 +95,18 @@ def test_conformance_runs_the_server_with_the_jobs_python_and_leaves_the_job_as_
     assert evalcore.is_file() and "evalcore" not in runner.job_step("pip list 2>/dev/null || true; command -v evalcore || true").stdout
 
 
+def test_a_server_published_on_pypi_runs_in_the_users_venv_as_the_readme_writes_it(job, user_venv):
+    """`mcp-server-time` from PyPI (nobody here wrote it), started with the job's own `python`, as a user's job would."""
+    runner = job()
+    before = _job_state(runner)
+    assert "'mcp-server-time'" in before  # the user's venv has it; the action's own venv must not be what runs it
+    result = runner.run_action({"stdio": "python -m mcp_server_time --local-timezone UTC", "runs": "1"}, STAND_INS)
+    assert not result.failed and result.outputs["exit-code"] == "0" and result.outputs["verdict"] == "conformant", result.log
+    report = json.loads((runner.workspace / result.outputs["report"]).read_text(encoding="utf-8"))
+    assert report["server"]["name"].startswith("mcp-time ")
+    assert _job_state(runner) == before
+
+
 def test_a_defective_server_fails_with_the_verdict_and_each_failing_check_annotated(tmp_path, job):
     runner = job()
     result = runner.run_action({"stdio": "python -m user_server --stdio --defect no_result_type", "runs": "1"}, STAND_INS)
