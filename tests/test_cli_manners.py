@@ -27,6 +27,8 @@ SUBCOMMANDS = (
     "perturb",
     "gate",
     "baseline",
+    "labels",
+    "judge-agreement",
     "runs",
     "drift",
     "demo",

@@ -109,10 +109,10 @@ def test_a_query_in_the_base_is_kept_apart_from_the_path() -> None:
 
 
 # What a run of OpenAI-wire models against a server that asks for no input never uses: litellm (seconds of CPU,
-# ~200 MB), the MCP SDK (input requests are checked against their JSON Schema), jsonschema (imported by the first
-# input request), the fault proxy's web stack (only a case with `inject:` starts it), the dashboard. (pydantic is in:
-# the openai SDK is built on it.)
-NOT_FOR_A_PLAIN_RUN = ("litellm", "mcp", "mcp_types", "jsonschema", "uvicorn", "starlette", "streamlit", "pandas")
+# ~200 MB), the MCP SDK (input requests are checked against their JSON Schema), the fault proxy's web stack (only a
+# case with `inject:` starts it), the dashboard. (pydantic is in: the openai SDK is built on it; so is jsonschema: a run
+# checks every expected call's arguments against the tool's inputSchema before any model is called.)
+NOT_FOR_A_PLAIN_RUN = ("litellm", "mcp", "mcp_types", "uvicorn", "starlette", "streamlit", "pandas")
 
 
 def test_a_run_of_openai_wire_models_imports_nothing_it_does_not_use(openai_sim: str, tmp_path: Any) -> None:
