@@ -130,14 +130,13 @@ def _cell(page: Page, column: str, row: str):
 
 
 def _colour_at(page: Page, column: str, row: str) -> tuple[int, int, int]:
-    from PIL import Image
-
+    """The colour the cell is painted in, once the page's script run has ended (a rerun redraws the table: a pixel
+    read while it moves reads the page behind it)."""
+    _idle(page)
     cell = _cell(page, column, row)
-    cell.scroll_into_view_if_needed()
-    box = cell.bounding_box()
-    assert box
-    png = page.screenshot(clip={"x": box["x"] + 3, "y": box["y"] + box["height"] / 2, "width": 1, "height": 1})  # beside the cell's text
-    red, green, blue, *_ = Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0))
+    expect(cell).to_be_visible(timeout=120_000)
+    painted = cell.evaluate("element => getComputedStyle(element).backgroundColor")
+    red, green, blue = (int(part) for part in re.findall(r"\d+", painted)[:3])
     return red, green, blue
 
 
