@@ -497,7 +497,15 @@ async def _execute(
             progress(finished, total)
 
     try:
-        await asyncio.gather(*(one(item) for item in items))
+        # As many workers as attempts may run at once, each taking the next item: a task per item would hold every
+        # attempt's coroutine from the start (some 1.5 KB each), and the items start in the same order either way.
+        pending = iter(items)
+
+        async def worker() -> None:
+            for item in pending:
+                await one(item)
+
+        await asyncio.gather(*(worker() for _ in range(min(len(items), max(1, config.concurrency)))))
     finally:
         if writer is not None:
             await queue.put(None)
