@@ -1,9 +1,10 @@
 """Orchestration: run a golden set through models against a live MCP server, repeated, and hand the store one finished run.
 
 Cases x models x attempts run concurrently (a global limit and a per-model
-limit). The runner keeps every attempt record in memory; finished attempts
-also go to the store in batches, each batch one transaction, so a crash loses
-only attempts that were never acknowledged. At the end the runner computes the
+limit). Finished attempts go to the store in batches (with the MCP exchanges
+recorded meanwhile), each batch one transaction, so a crash loses only attempts
+that were never acknowledged; the runner then holds each acknowledged attempt
+only as the report reads it (`report_view`). At the end the runner computes the
 run's metrics once, in memory, builds the typed report, gates it against the
 last green run, and hands the store the finished run (metrics and report) in
 one write. A run can be resumed by id: the attempts it lacks and the errored
