@@ -17,20 +17,28 @@ from evalcore.store.db import connect
 
 # One row per complete run x model x case (passes and scored attempts then come from the run's stored metrics). mode(): the
 # most common value over the run's attempts (the model version the provider reported, the case hash, the system prompt the
-# model was sent: the first message of the transcript).
-_RUN_POINTS_SQL = """
+# model was sent: the first message of the transcript). The run's own columns (its config, plan and tools, which grow with
+# the golden set) are read once per run (`_RUNS_SQL`), never once per attempt or per point.
+_STANDING_RUNS = """
+SELECT run_id, run_date, started_at FROM behaviour_runs
+WHERE status = 'complete' AND (? IS NULL OR golden_path = ?)
+  AND list_contains(?, coalesce(kind, 'run'))  -- only the kinds that stand for the server: no arm, no replay (evalcore.run_kinds)
+"""
+_RUN_POINTS_SQL = f"""
 SELECT a.model, a.case_id, r.run_id, r.run_date,
        count_if(a.passed) AS passes, count(*) AS attempts,
-       r.server_fingerprint, mode(a.model_version) AS model_version, mode(a.case_hash) AS case_hash,
+       mode(a.model_version) AS model_version, mode(a.case_hash) AS case_hash,
        mode(json_extract_string(a.transcript_json, '$.messages[0].content'))
            FILTER (WHERE json_extract_string(a.transcript_json, '$.messages[0].role') = 'system') AS system_prompt,
-       r.config_json, r.evalcore_version, r.server_tools_json, bool_or(a.simulated) AS simulated, r.plan_json
+       bool_or(a.simulated) AS simulated
 FROM behaviour_attempts a
-JOIN behaviour_runs r ON a.run_id = r.run_id
-WHERE r.status = 'complete' AND (? IS NULL OR r.golden_path = ?)
-  AND list_contains(?, coalesce(r.kind, 'run'))  -- only the kinds that stand for the server: no arm, no replay (evalcore.run_kinds)
-GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at, r.server_fingerprint, r.config_json, r.evalcore_version, r.server_tools_json, r.plan_json
+JOIN ({_STANDING_RUNS}) r ON a.run_id = r.run_id
+GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at
 ORDER BY r.run_date, r.started_at, a.model, a.case_id
+"""
+_RUNS_SQL = f"""
+SELECT run_id, server_fingerprint, config_json, evalcore_version, server_tools_json, plan_json FROM behaviour_runs
+WHERE run_id IN (SELECT run_id FROM ({_STANDING_RUNS}))
 """
 
 
@@ -45,13 +53,16 @@ def run_points(path: Path, golden_path: str | None = None) -> list[RunPoint]:
     with connect(path, read_only=True) as connection:
         if not _has_behaviour_tables(connection):
             return []
-        rows = connection.execute(_RUN_POINTS_SQL, [golden_path, golden_path, list(standing_kinds())]).fetchall()
+        parameters = [golden_path, golden_path, list(standing_kinds())]
+        rows = connection.execute(_RUN_POINTS_SQL, parameters).fetchall()
+        runs = {row[0]: row[1:] for row in connection.execute(_RUNS_SQL, parameters).fetchall()}
     sets = run_metric_sets(path, sorted({row[2] for row in rows}))
     counts = {(run_id, s.model, s.case_id): (s.get("passes"), s.get("scored")) for run_id, (found, _) in sets.items() for s in found if s.scope == "case"}
     errored_runs = {run_id for run_id, (found, _) in sets.items() if any(s.scope == "case" and (s.get("errored") or 0) > 0 for s in found)}
     settings_of: dict[str, dict[str, dict[str, str]]] = {}
     points = []
-    for model, case_id, run_id, run_date, _, _, server, version, case_hash, system_prompt, config_json, evalcore_version, tools, simulated, plan_json in rows:
+    for model, case_id, run_id, run_date, _, _, version, case_hash, system_prompt, simulated in rows:
+        server, config_json, evalcore_version, tools, plan_json = runs[run_id]
         passes, scored = counts.get((run_id, model, case_id), (None, None))
         if not scored or passes is None:
             continue

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from evalcore.golden.model import GoldenSet
 from evalcore.models.types import ModelSpec
-from evalcore.records import AttemptOutcome, AttemptRecord, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
+from evalcore.records import AttemptOutcome, AttemptRecord, AttemptScore, CaseResult, Incomplete, MetricSet, ModelResult, RunReport, case_tally
 from evalcore.redaction import clip
 from evalcore.run_kinds import KIND_LABELS, run_status
 from evalcore.scoring.agreement import judge_consistency
@@ -118,11 +118,41 @@ def judge_consistency_of(records: Sequence[AttemptRecord], repeats: int) -> dict
     return judge_consistency(votes, repeats)
 
 
+# What the per-call figures (`evalcore.scoring.calls`) read of a transcript's model turns and tool executions.
+_TURN_FIELDS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "retries")
+_EXECUTION_FIELDS = ("tool", "is_error", "latency_ms", "request_ids", "error_type", "fault")
+
+
 def _call_telemetry(transcript_json: str | None) -> dict[str, Any]:
     """What the per-call figures read of a transcript (its model turns, tool executions and failed-call retries),
-    without its messages: a run of many attempts holds every one of these at once."""
+    without its messages, arguments or results: a run of many attempts holds every one of these at once."""
     transcript = json.loads(transcript_json) if transcript_json else {}
-    return {key: transcript[key] for key in ("turns", "executions", "retries") if key in transcript}
+    telemetry: dict[str, Any] = {}
+    if "turns" in transcript:
+        telemetry["turns"] = [{key: turn[key] for key in _TURN_FIELDS if key in turn} for turn in transcript["turns"] or []]
+    if "executions" in transcript:
+        telemetry["executions"] = [{key: execution[key] for key in _EXECUTION_FIELDS if key in execution} for execution in transcript["executions"] or []]
+    if "retries" in transcript:
+        telemetry["retries"] = transcript["retries"]
+    return telemetry
+
+
+def report_view(record: AttemptRecord, interned: dict[Any, Any]) -> AttemptRecord:
+    """The attempt as the report reads it, for a runner to hold once the store has the whole record: its transcript
+    cut to the per-call telemetry, no tool calls or texts, its scores shared with every equal score of the run
+    (`interned`, one per run: most attempts' scores equal another's). `build_report` gives the same report of these
+    as of the whole records, and the memory a run holds per finished attempt stays small and bounded."""
+    scores = tuple(interned.setdefault(score, score) for score in record.score.scores)
+    whole = AttemptScore(scores, record.score.passed, record.score.reasons)
+    score = interned.setdefault(whole, whole)
+    return replace(
+        record,
+        score=score,
+        tool_calls=(),
+        final_text=None,
+        error=None,
+        transcript_json=json.dumps(_call_telemetry(record.transcript_json), separators=(",", ":")),
+    )
 
 
 def _most_common_first(counter: Counter[str]) -> tuple[tuple[str, int], ...]:

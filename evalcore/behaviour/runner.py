@@ -1,9 +1,10 @@
 """Orchestration: run a golden set through models against a live MCP server, repeated, and hand the store one finished run.
 
 Cases x models x attempts run concurrently (a global limit and a per-model
-limit). The runner keeps every attempt record in memory; finished attempts
-also go to the store in batches, each batch one transaction, so a crash loses
-only attempts that were never acknowledged. At the end the runner computes the
+limit). Finished attempts go to the store in batches (with the MCP exchanges
+recorded meanwhile), each batch one transaction, so a crash loses only attempts
+that were never acknowledged; the runner then holds each acknowledged attempt
+only as the report reads it (`report_view`). At the end the runner computes the
 run's metrics once, in memory, builds the typed report, gates it against the
 last green run, and hands the store the finished run (metrics and report) in
 one write. A run can be resumed by id: the attempts it lacks and the errored
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import json
 import time
@@ -35,7 +35,7 @@ from evalcore.behaviour.agent import AgentTools, run_agent
 from evalcore.behaviour.conversation import at_endpoint, attempt_participants, case_models, check_state_tools, read_state
 from evalcore.behaviour.faulted import faults_fired, mark_faults, robustness_rubric, run_faulted_agent, with_fault_log
 from evalcore.behaviour.plan import RunPlan, script_hashes
-from evalcore.behaviour.report import build_report, judge_consistency_of
+from evalcore.behaviour.report import build_report, judge_consistency_of, report_view
 from evalcore.behaviour.shards import FILE_FORMAT, FILE_VERSION, Shard, plan_identity
 from evalcore.errors import ConfigError, ModelError, TargetError
 from evalcore.golden.limits import DEFAULT_LIMITS, GoldenLimits
@@ -198,8 +198,21 @@ async def _run_behaviour(
         last_batch: list[AttemptRecord] = []  # the attempts the batch writer left to the run's last open of the store
         try:
             with _fault_proxy(config, golden, target) as proxy, _host_runtime(config, target) as hosts:
+                taken = recording.recorder.take  # each batch stores the exchanges recorded since the last one
                 records = await _execute(
-                    config, run_id, golden, client, tools, plan, progress, IN_PROCESS, proxy, resuming=resuming, last_batch=last_batch, hosts=hosts
+                    config,
+                    run_id,
+                    golden,
+                    client,
+                    tools,
+                    plan,
+                    progress,
+                    IN_PROCESS,
+                    proxy,
+                    resuming=resuming,
+                    last_batch=last_batch,
+                    hosts=hosts,
+                    exchanges=taken,
                 )
         except BaseException as exc:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
@@ -465,17 +478,24 @@ async def _execute(
     shard: Shard | None = None,
     last_batch: list[AttemptRecord] | None = None,
     hosts: HostRuntime | None = None,
+    exchanges: Callable[[], list[RecordedExchange]] | None = None,
 ) -> list[AttemptRecord]:
     """Run every attempt the run still lacks (a resume reruns the errored ones too); every record of the run, in memory.
 
-    With a `shard`, only that shard's attempts run and nothing is stored (`run_shard` writes them to its file).
-    With `last_batch`, the attempts not yet stored when the last one finishes are put there for the caller to store
-    (with the run's last writes, or as it fails), instead of being written here.
+    A record the store has acknowledged is held as the report reads it (`report_view`: no transcript, shared
+    scores), so what a run holds per finished attempt stays small however many attempts it has; the rest, up to a
+    batch, are held whole. With `exchanges` (the run's recorder's `take`), each batch also stores the MCP exchanges
+    recorded since the last one. With a `shard`, only that shard's attempts run and nothing is stored (`run_shard`
+    writes them, whole, to its file). With `last_batch`, the attempts not yet stored when the last one finishes are
+    put there for the caller to store (with the run's last writes, or as it fails), instead of being written here.
     """
-    kept: list[AttemptRecord] = []
+    interned: dict[Any, Any] = {}  # the run's equal scores, shared (`report_view`)
+    records: dict[tuple[str, str, int], AttemptRecord] = {}  # in the order they were kept or finished
     if resuming:  # the errored attempts run again; each is replaced when its rerun is stored (`write_attempts`)
-        kept = [record for record in store.load_attempt_records(config.db_path, run_id) if not record.errored]
-    done = {(record.model, record.case_id, record.attempt) for record in kept}
+        for record in store.load_attempt_records(config.db_path, run_id):
+            if not record.errored:
+                records[_attempt_id(record)] = report_view(record, interned)
+    done = set(records)
     hashes = {case.id: case_hash(case) for case in golden.cases}
     items = [
         WorkItem(model, case, attempt, hashes[case.id])
@@ -488,13 +508,21 @@ async def _execute(
     if progress:
         progress(finished, total)
     queue: asyncio.Queue[AttemptRecord | None] = asyncio.Queue()
-    writer = asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming, last_batch=last_batch)) if shard is None else None
+
+    def stored(batch: Sequence[AttemptRecord]) -> None:
+        for record in batch:
+            records[_attempt_id(record)] = report_view(record, interned)
+
+    writer = (
+        asyncio.create_task(_batch_writer(config, run_id, queue, replacing_errored=resuming, last_batch=last_batch, exchanges=exchanges, stored=stored))
+        if shard is None
+        else None
+    )
     cached = _reusable_attempts(config, plan, run_id) if config.use_cache else {}
     agent_tools = AgentTools.from_mcp(tools, config.catalog)
     overall = asyncio.Semaphore(max(1, config.concurrency))
     per_model = {m.name: asyncio.Semaphore(max(1, m.max_concurrency)) for m in config.models}
     run_date = (config.run_date or date.today()).isoformat()
-    records: list[AttemptRecord] = list(kept)
 
     async def one(item: WorkItem) -> None:
         nonlocal finished
@@ -504,7 +532,7 @@ async def _execute(
         else:
             async with overall, per_model[item.model.name]:
                 record = await _attempt(config, golden, client, agent_tools, item, run_date, models, proxy, hosts)
-        records.append(record)
+        records[_attempt_id(record)] = record
         if writer is not None:
             await queue.put(record)
         finished += 1
@@ -512,12 +540,24 @@ async def _execute(
             progress(finished, total)
 
     try:
-        await asyncio.gather(*(one(item) for item in items))
+        # As many workers as attempts may run at once, each taking the next item: a task per item would hold every
+        # attempt's coroutine from the start (some 1.5 KB each), and the items start in the same order either way.
+        pending = iter(items)
+
+        async def worker() -> None:
+            for item in pending:
+                await one(item)
+
+        await asyncio.gather(*(worker() for _ in range(min(len(items), max(1, config.concurrency)))))
     finally:
         if writer is not None:
             await queue.put(None)
             await writer  # every finished attempt is acknowledged before we return or re-raise
-    return records
+    return list(records.values())
+
+
+def _attempt_id(record: AttemptRecord) -> tuple[str, str, int]:
+    return record.model, record.case_id, record.attempt
 
 
 async def _batch_writer(
@@ -527,9 +567,12 @@ async def _batch_writer(
     *,
     replacing_errored: bool = False,
     last_batch: list[AttemptRecord] | None = None,
+    exchanges: Callable[[], list[RecordedExchange]] | None = None,
+    stored: Callable[[Sequence[AttemptRecord]], None] | None = None,
 ) -> None:
     """Store finished attempts in batches: when `batch_size` are waiting, when the oldest waited `batch_seconds`, and at
-    the end (or, with `last_batch`, hand the end's batch over in it, unwritten)."""
+    the end (or, with `last_batch`, hand the end's batch over in it, unwritten). Each batch also stores the exchanges
+    `exchanges` gives, and once the store has it, `stored` is told."""
     batch: list[AttemptRecord] = []
     oldest = time.monotonic()
     closing = False
@@ -548,8 +591,20 @@ async def _batch_writer(
             last_batch.extend(batch)
             return
         if batch and (closing or len(batch) >= config.batch_size or time.monotonic() - oldest >= config.batch_seconds):
-            await asyncio.to_thread(functools.partial(store.write_attempts, config.db_path, run_id, batch, replacing_errored=replacing_errored))
+            await asyncio.to_thread(_store_batch, config.db_path, run_id, batch, exchanges, replacing_errored)
+            if stored is not None:
+                stored(batch)
             batch = []
+
+
+def _store_batch(
+    path: Path, run_id: str, batch: Sequence[AttemptRecord], exchanges: Callable[[], list[RecordedExchange]] | None, replacing_errored: bool
+) -> None:
+    """One batch of attempts, and the exchanges recorded so far, in one open of the store."""
+    with held_open(path):
+        store.write_attempts(path, run_id, batch, replacing_errored=replacing_errored)
+        if exchanges is not None:
+            write_exchanges(path, run_id, exchanges())
 
 
 async def _attempt(

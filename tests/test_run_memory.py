@@ -1,0 +1,90 @@
+"""What a run holds in memory per finished attempt: once the store has acknowledged an attempt, the runner keeps only
+what the report reads of it (no transcript, no texts, scores shared), and the report is the same as of the whole records."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from evalcore.behaviour import runner
+from evalcore.behaviour.report import build_report, report_view
+from evalcore.behaviour.runner import BehaviourConfig, run_behaviour
+from evalcore.golden.loader import load_golden_set
+from evalcore.golden.model import GoldenSet
+from evalcore.mcp.target import Target
+from evalcore.models.types import ModelSpec
+from evalcore.records import AttemptRecord
+from evalcore.store.behaviour import load_attempt_records, load_run
+from evalcore.store.exchanges import load_exchanges
+from tests.builders import GOLDEN, STEADY
+
+
+def _report_and_sets(run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord], models: Sequence[ModelSpec]) -> tuple[Any, Any]:
+    report, metric_sets = build_report(run, golden, records, models)
+    return report.to_json(), sorted((m.scope, m.model, m.case_id, sorted(m.values.items())) for m in metric_sets)
+
+
+def test_a_stored_attempt_is_held_without_its_transcript_and_the_report_is_unchanged(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    model = ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}")
+    # batch_size 1: each attempt is stored as it finishes, so every one is acknowledged before the run ends
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (model,), tmp_path / "evals.duckdb", runs=5, batch_size=1)
+    held: dict[str, Any] = {}
+    finish = runner.finish
+
+    def finishing(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> Any:
+        held.update(run=dict(run), golden=golden, records=list(records))
+        return finish(config, run, golden, records)
+
+    monkeypatch.setattr(runner, "finish", finishing)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+
+    records: list[AttemptRecord] = held["records"]
+    stored = load_attempt_records(config.db_path, report.run_id)
+    assert len(records) == len(stored) == 15
+    # What the runner held of each attempt: the per-call telemetry of its transcript, no messages, calls or texts.
+    for record in records:
+        assert set(json.loads(record.transcript_json)) <= {"turns", "executions", "retries"}
+        assert record.tool_calls == () and record.final_text is None
+    assert any(json.loads(record.transcript_json)["executions"] for record in records)  # the telemetry is still there
+    # Equal scores (the same case's attempts that went alike) are one object: a score is not held once per attempt.
+    assert len({id(record.score) for record in records}) == len({record.score for record in records})
+    # The store has every attempt whole, and the run's recording, written batch by batch, is complete and in order.
+    assert all("messages" in json.loads(record.transcript_json) and record.final_text is not None for record in stored if record.stop_reason == "final")
+    exchanges = load_exchanges(config.db_path, report.run_id)
+    assert [exchange.sequence for exchange in exchanges] == list(range(1, len(exchanges) + 1))
+    assert sum(exchange.method == "tools/call" for exchange in exchanges) == sum(len(record.tool_calls) for record in stored)
+    # The report of what was held is the report of the whole records, figure for figure.
+    models = config.models
+    assert _report_and_sets(held["run"], held["golden"], records, models) == _report_and_sets(held["run"], held["golden"], stored, models)
+    assert replace(report, gate=None).to_json() == build_report(held["run"], held["golden"], stored, models)[0].to_json()
+
+
+def test_the_report_of_report_views_is_the_report_of_the_whole_records_faults_included(tmp_path: Path, reference_url: str) -> None:
+    """A run too short to store a batch before its end holds its records whole; their report views, faulted tool calls
+    and failed-call retries included, still give the report of the whole records."""
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    run, golden = load_run(config.db_path, report.run_id), load_golden_set(config.golden_path)
+    records = [_faulted(record, n) for n, record in enumerate(load_attempt_records(config.db_path, report.run_id))]
+    interned: dict[Any, Any] = {}
+    views = [report_view(record, interned) for record in records]
+    assert all(len(view.transcript_json) < len(record.transcript_json) for view, record in zip(views, records, strict=True))
+    assert _report_and_sets(run, golden, views, config.models) == _report_and_sets(run, golden, records, config.models)
+    assert any(tool["faults"] for tool in build_report(run, golden, views, config.models)[0].to_json()["toolCalls"])
+
+
+def _faulted(record: AttemptRecord, n: int) -> AttemptRecord:
+    """The record with a fault on each executed call and retries on every other one, as a faulted run records them."""
+    transcript = json.loads(record.transcript_json)
+    for execution in transcript["executions"]:
+        execution.update(fault="timeout" if n % 2 else "error", request_ids=[*execution["request_ids"], "retry-1"] if n % 3 == 0 else execution["request_ids"])
+    transcript["retries"] = n % 2
+    return replace(record, transcript_json=json.dumps(transcript))
