@@ -111,7 +111,8 @@ def test_a_scenario_takes_the_worst_verdict_of_its_checks_and_never_reads_better
     assert counts["missing"] == 0 and counts["beyond_spec"] == 1
 
 
-def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_its_verdict(tmp_path, capsys):
+def test_the_command_reports_every_official_scenario_in_text_and_json_and_keeps_its_verdict(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal; the output is captured (a file, a CI log): its rows stay whole
     out = tmp_path / "report.json"
     argv = ["conformance", "--reference", "--runs", "1", "--no-db", "--json", str(out)]
     junit = tmp_path / "report.xml"

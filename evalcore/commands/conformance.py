@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace, target: Target) -> int:
 
         view = judge(args.requirements, report)
         print()
-        print(render(view))
+        print(render(view, whole_rows=not sys.stdout.isatty()))
     if args.json:
         write_json(report, args.json, view)
     if args.junit:

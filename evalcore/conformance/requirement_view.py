@@ -112,8 +112,11 @@ def to_json(view: RequirementView) -> dict[str, Any]:
     }
 
 
-def render(view: RequirementView, width: int | None = None) -> str:
-    """One row per official scenario: scored or why not, coverage, verdict, and the checks that decided a non-pass."""
+def render(view: RequirementView, width: int | None = None, *, whole_rows: bool = False) -> str:
+    """One row per official scenario: scored or why not, coverage, verdict, and the checks that decided a non-pass.
+
+    A row longer than the terminal is cut with "…"; with `whole_rows` (stdout is a file or a CI log) it is printed whole.
+    """
     width = width or shutil.get_terminal_size((120, 20)).columns
     lines = [f"Official requirement set {view.requirement_set.revision} ({view.requirement_set.source}), server scenarios:"]
     id_width = max(len(s.requirement.id) for s in view.scenarios)
@@ -134,7 +137,7 @@ def render(view: RequirementView, width: int | None = None) -> str:
             else:
                 decided = ", ".join(worst) if s.verdict != "pass" else ", ".join(check_id for check_id, _ in s.checks)
         row = f"{s.requirement.id:<{id_width}}  {scored:<11}  {s.requirement.coverage:<11}  {LABEL[s.verdict]:<8}  {decided}"
-        lines.append(row if len(row) <= width else row[: width - 1] + "…")
+        lines.append(row if whole_rows or len(row) <= width else row[: width - 1] + "…")
     lines.append("")
     for title in ("scored", "not scored"):
         n = view.counts(scored=title == "scored")
