@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import duckdb
 import pytest
 
@@ -96,6 +98,42 @@ def test_a_reader_waits_out_a_writer_in_another_thread_of_the_same_process(tmp_p
         assert reader.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
     writer.join(120)
     assert not writer.is_alive()
+
+
+def test_two_threads_each_hold_the_store_for_themselves_and_release_it_in_any_order(tmp_path):
+    """Two runs side by side (a comparison's arms) store their batches from threads of their own, each inside its own
+    `held_open`: one thread's block never takes over, or ends, the other's (the shared key once raised KeyError)."""
+    import evalcore.store.db as db
+
+    path = tmp_path / "e.duckdb"
+    with connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text VARCHAR)")
+    inside, release, errors = threading.Event(), threading.Event(), []
+
+    def second() -> None:
+        try:
+            with held_open(path):
+                assert (str(path.resolve()), threading.get_ident()) in db._HELD  # its own hold, not the first thread's
+                with connect(path) as connection:
+                    connection.execute("INSERT INTO notes VALUES ('second')")
+                inside.set()
+                assert release.wait(120)
+        except BaseException as exc:  # reported to the test's thread
+            errors.append(exc)
+            inside.set()
+
+    with held_open(path):
+        other = threading.Thread(target=second)
+        other.start()
+        assert inside.wait(120)
+        with connect(path) as connection:
+            connection.execute("INSERT INTO notes VALUES ('first')")
+    release.set()  # the first block ended before the second: the second still ends cleanly
+    other.join(120)
+    assert not other.is_alive() and errors == []
+    assert db._HELD == {}
+    with connect(path, read_only=True) as connection:
+        assert sorted(connection.execute("SELECT text FROM notes").fetchall()) == [("first",), ("second",)]
 
 
 def test_a_held_store_serves_every_connection_inside_and_is_closed_after(tmp_path):

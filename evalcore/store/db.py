@@ -385,25 +385,26 @@ LOCK_WAIT_S = 10.0
 _MIGRATING = threading.Lock()
 
 
-# The stores this process holds open (`held_open`), by resolved path, with the thread that holds each.
-_HELD: dict[str, tuple[duckdb.DuckDBPyConnection, int]] = {}
+# The stores this process holds open (`held_open`), by resolved path and the thread that holds each: a thread
+# uses only its own (two runs side by side each hold the store in their own batch-writer thread).
+_HELD: dict[tuple[str, int], duckdb.DuckDBPyConnection] = {}
 
 
 @contextlib.contextmanager
 def held_open(path: Path) -> Iterator[None]:
-    """Keep the store open in this process for the block: each `connect` inside takes a cursor of the one open
+    """Keep the store open in this thread for the block: each `connect` inside takes a cursor of the one open
     database instead of opening it again, which skips DuckDB's start-up (some 15 ms of CPU per open, even of an
     in-memory database) and a checkpoint per close. No other process can open the store meanwhile, so hold it
-    only for work that follows on at once (a run's last reads and writes), never across a run. Re-entrant. Only the
-    thread that holds it uses it: another thread's `connect` (another run's batch writer) opens the store as usual,
-    so it never works on a connection this block may close under it."""
-    key = str(path.resolve())
+    only for work that follows on at once (a run's last reads and writes, a batch), never across a run. Re-entrant.
+    Per thread: another thread's `connect` (another run's batch writer) never uses a connection this block may
+    close under it, and its own `held_open` holds its own."""
+    key = (str(path.resolve()), threading.get_ident())
     if key in _HELD:
         yield
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = _open(path, read_only=False)
-    _HELD[key] = (connection, threading.get_ident())
+    _HELD[key] = connection
     try:
         yield
     finally:
@@ -418,9 +419,9 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
         raise StoreError(f"no results store at {path}; run a command that records results first")
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
-    held = _HELD.get(str(path.resolve())) if _HELD else None
-    # A cursor of a held store writes as well as reads; a reader only reads through it.
-    connection = held[0].cursor() if held is not None and held[1] == threading.get_ident() else _open(path, read_only)
+    held = _HELD.get((str(path.resolve()), threading.get_ident())) if _HELD else None
+    # A cursor of a store this thread holds writes as well as reads; a reader only reads through it.
+    connection = held.cursor() if held is not None else _open(path, read_only)
     try:
         if read_only:
             yield connection
