@@ -26,15 +26,28 @@ def reference_url():
 
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory):
-    """A store holding the demo history (8 simulated nights: a description change and a model update), built once."""
+    """A store holding the demo history (8 simulated nights: a description change and a model update), built once
+    per test session: the first worker to ask builds it under a lock, and each worker gets a copy of its own."""
     from evalcore.behaviour.demo_history import DemoConfig, run_demo
 
+    # Under xdist the workers' base folders share a parent that is this session's; without xdist, the base is.
+    session = tmp_path_factory.getbasetemp()
+    shared = (session.parent if os.environ.get("PYTEST_XDIST_WORKER") else session) / "demo-history"
+    shared.mkdir(exist_ok=True)
+    built = shared / "evals.duckdb"
+    with (shared / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / ".built").exists():
+            result = run_demo(DemoConfig(db_path=built, days=8, runs=5, today=date(2026, 11, 30)))
+            assert len(result.run_ids) == 8 and result.attempts == 8 * 3 * 28 * 5
+            assert len(result.layer2_run_ids) == 2 and len(result.multiturn_run_ids) == 1
+            assert all(name.startswith("sim/") for name in result.models)
+            (shared / ".built").touch()
     db = tmp_path_factory.mktemp("demo") / "evals.duckdb"
-    config = DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
-    result = run_demo(config)
-    assert len(result.run_ids) == 8 and result.attempts == 8 * 3 * 28 * 5 and len(result.layer2_run_ids) == 2 and len(result.multiturn_run_ids) == 1
-    assert all(name.startswith("sim/") for name in result.models)
-    return db, config
+    shutil.copyfile(built, db)
+    if built.with_name(built.name + ".wal").exists():  # what DuckDB had not checkpointed yet
+        shutil.copyfile(built.with_name(built.name + ".wal"), db.with_name(db.name + ".wal"))
+    return db, DemoConfig(db_path=db, days=8, runs=5, today=date(2026, 11, 30))
 
 
 ECHO_AUTH_TOKEN = "mcp-PLANTED/token+value=77"  # '/', '+' and '=' make its encodings differ from it
