@@ -26,12 +26,10 @@ import contextlib
 import itertools
 import json
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
@@ -41,12 +39,12 @@ from evalcore.errors import TargetError
 from evalcore.golden.injection import CALL_FAULTS, Injection
 from evalcore.golden.injection_rewrite import elicitation_result, is_elicit_retry, plant_payload, rewrite_tools, shadow_result, strip_elicit_retry
 from evalcore.mcp.client import McpClient
+from evalcore.mcp.loopback import serving_on_loopback
 from evalcore.mcp.recording import ServerTarget
 from evalcore.mcp.transport.base import Limits, Transport
 
 _DROPPED_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 TOOL_ERROR_TEXT = "Service temporarily unavailable: the backend did not respond. Try again later."
-STARTUP_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -226,21 +224,9 @@ def _json_rpc(message: dict[str, Any]) -> Response:
 def running_fault_proxy(target: ServerTarget, *, hold_s: float, limits: Limits | None = None) -> Iterator[FaultProxy]:
     """Serve a `FaultProxy` for `target` on a free loopback port, on its own thread; stop it afterwards."""
     proxy = FaultProxy(target, hold_s=hold_s, limits=limits)
-    config = uvicorn.Config(proxy.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="evalcore-fault-proxy", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise TargetError(f"the fault proxy for {target} did not start within {STARTUP_TIMEOUT_S:g}s")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    proxy.base_url = f"http://127.0.0.1:{port}"
-    try:
-        yield proxy
-    finally:
-        proxy.release_held()
-        server.should_exit = True
-        thread.join(timeout=hold_s + 5)
+    with serving_on_loopback(proxy.app, name="evalcore-fault-proxy", what=f"the fault proxy for {target}", error=TargetError, join_s=hold_s + 5) as url:
+        proxy.base_url = url
+        try:
+            yield proxy
+        finally:
+            proxy.release_held()

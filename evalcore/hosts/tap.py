@@ -31,20 +31,19 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from evalcore.errors import TargetError
+from evalcore.mcp.loopback import serving_on_loopback
 from evalcore.mcp.protocol.constants import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, META_PROTOCOL_VERSION
 from evalcore.mcp.recording import Recorder, ServerTarget
 from evalcore.mcp.transport.base import Limits, Transport
 from evalcore.records import RecordedExchange
 
 _DROPPED_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding", "authorization"})
-STARTUP_TIMEOUT_S = 10.0
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
@@ -222,19 +221,6 @@ def _note_version(attempt: _Attempt, message: dict[str, Any], headers: dict[str,
 def running_tap(target: ServerTarget, limits: Limits) -> Iterator[Tap]:
     """Serve a `Tap` for `target` on a free loopback port, on its own thread; stop it afterwards."""
     tap = Tap(target, limits)
-    config = uvicorn.Config(tap.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="evalcore-host-tap", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise TargetError(f"the recording tap for {target} did not start within {STARTUP_TIMEOUT_S:g}s")
-        time.sleep(0.01)
-    tap.base_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    try:
+    with serving_on_loopback(tap.app, name="evalcore-host-tap", what=f"the recording tap for {target}", error=TargetError) as url:
+        tap.base_url = url
         yield tap
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

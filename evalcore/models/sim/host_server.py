@@ -19,23 +19,20 @@ import contextlib
 import json
 import secrets
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from evalcore.errors import ConfigError, ModelError
+from evalcore.mcp.loopback import serving_on_loopback
 from evalcore.models.sim.catalog import sim_reply
 from evalcore.models.sim.host_wires import PolicyInput, anthropic_events, anthropic_input, anthropic_message, responses_events, responses_input, sse
 from evalcore.models.sim.reply import SimReply, assistant_turns
-
-STARTUP_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -139,19 +136,6 @@ async def _empty(request: Request) -> Response:
 def running_host_wire_server() -> Iterator[HostWireServer]:
     """Serve a `HostWireServer` on a free loopback port, on its own thread; stop it afterwards."""
     wires = HostWireServer()
-    config = uvicorn.Config(wires.app(), host="127.0.0.1", port=0, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="evalcore-host-wires", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise ModelError(f"the sim endpoint for agent hosts did not start within {STARTUP_TIMEOUT_S:g}s")
-        time.sleep(0.01)
-    wires.base_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    try:
+    with serving_on_loopback(wires.app(), name="evalcore-host-wires", what="the sim endpoint for agent hosts", error=ModelError, lifespan="off") as url:
+        wires.base_url = url
         yield wires
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
