@@ -29,6 +29,12 @@ average when the runs ended. The verdict is the median of the per-round ratios e
 On a shared machine wall times swing; the ratios of runs made side by side
 swing much less.
 
+`--server-apart` adds a variant: `evalcore run --url` against the reference
+server started once, apart, as a user's own server runs: the CPU of evalcore's
+process alone, without the server under test's. The lines also give what
+importing the `openai` SDK alone costs in a fresh process, a fixed cost of every
+run on the OpenAI-wire route.
+
 `--scale 10,30,100` instead runs `evalcore run` alone on the workload with its
 cases cycled 10, 30 and 100 times (and once, for the base), one run each, and
 prints wall, CPU per model call against the 1x run's, and peak PSS: cost
@@ -67,7 +73,7 @@ import yaml  # noqa: E402
 from user_environment import user_environment  # noqa: E402  (bench/, beside this script)
 
 from evalcore.mcp.client import McpClient  # noqa: E402
-from evalcore.mcp.reference import running_reference_server  # noqa: E402
+from evalcore.mcp.reference import ReferenceServerProcess, running_reference_server  # noqa: E402
 from evalcore.mcp.target import Target  # noqa: E402
 from evalcore.mcp.transport.base import Limits  # noqa: E402
 from evalcore.models.sim.launcher import SimServerProcess  # noqa: E402
@@ -298,9 +304,12 @@ def run_scales(api_base: str, scales: Sequence[int]) -> None:
         base = base or result
         calls = result.calls or 0
         growth = (result.cpu_s / base.cpu_s) / (calls / (base.calls or 1)) if calls else float("nan")
+        # What each further call costs, the run's fixed start-up and end left out: the slope from the 1x run.
+        added = calls - (base.calls or 0)
+        marginal = f"; {(result.cpu_s - base.cpu_s) / added * 1000:.1f} ms per call added to x1" if added > 0 else ""
         print(
             f"  x{scale:<4d} {calls:6d} model calls: {result.wall_s:8.2f} s wall, {result.cpu_s:8.2f} s CPU "
-            f"({result.cpu_s / max(calls, 1) * 1000:.1f} ms/call; CPU per call {growth:.2f} x that of x1), "
+            f"({result.cpu_s / max(calls, 1) * 1000:.1f} ms/call; CPU per call {growth:.2f} x that of x1{marginal}), "
             f"peak PSS {result.peak_pss_mb:.0f} MB; load {result.load:.2f}",
             flush=True,
         )
@@ -313,6 +322,7 @@ def main() -> None:
     parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
     parser.add_argument("--scale", metavar="N,N,...", help="instead: evalcore run on the workload cycled N times (e.g. 10,30,100), wall, CPU, memory")
     parser.add_argument("--model-names", choices=sorted(MODEL_NAMES), default="priced", help="priced names (default), or generic ones no price list knows")
+    parser.add_argument("--server-apart", action="store_true", help="also time `evalcore run --url` against the reference server started apart")
     args = parser.parse_args()
     global MODELS
     MODELS = MODEL_NAMES[args.model_names]
@@ -331,6 +341,9 @@ def main() -> None:
     variants = [("evalcore run", [])] + [(f"evalcore run {extra}", shlex.split(extra)) for extra in args.evalcore_args]
     load_before = os.getloadavg()[0]
     server = SimServerProcess(latency_ms=LATENCY_MS, aliases={model: "sim-lexical" for model in MODELS})
+    apart = ReferenceServerProcess([]) if args.server_apart else None
+    if apart is not None:
+        variants.append(("evalcore run --url (server apart)", ["--url", apart.url()]))
     results: dict[str, list[Timed]] = {label: [] for label, _ in variants}
     results["promptfoo eval"] = []
     try:
@@ -350,8 +363,11 @@ def main() -> None:
                     results["promptfoo eval"].append(run_promptfoo(folder))
         calls = statistics.median(r.calls or 0 for r in results["evalcore run"])
         raw = statistics.median(asyncio.run(raw_httpx(api_base, int(calls))) for _ in range(3))
+        openai_import = statistics.median(timed([sys.executable, "-c", "import openai"], evalcore_environment(), ROOT)[1] for _ in range(3))
     finally:
         server.stop()
+        if apart is not None:
+            apart.stop()
 
     ideal = calls * LATENCY_MS / 1000 / CONCURRENCY
     shape = f"{CASES} cases x {RUNS} runs x {len(MODELS)} models ({', '.join(MODELS)})"
@@ -360,6 +376,7 @@ def main() -> None:
     if with_promptfoo:
         print(f"peer: promptfoo {installed_version('promptfoo')} on Node.js {installed_version('node')} (bench/promptfoo/package.json)")
     print(f"ideal for evalcore's {calls:g} model calls: {ideal:.2f} s; raw httpx, that many POSTs at concurrency {CONCURRENCY}: {raw:.2f} s (no start-up)")
+    print(f"importing the openai SDK alone, in a fresh process: {openai_import:.2f} s CPU (median of 3), a fixed cost of every run on its route")
     for label, runs in results.items():
         if runs:
             print(line(label, runs))
