@@ -15,7 +15,7 @@ What it does, each step as a user would do it:
    goes through llama-server's own tool-call parser and grammar, end to end, deterministically; its answers
    mean nothing.
 3. Starts `llama-server --jinja` on 127.0.0.1 on a free port and waits for `/health` to answer 200.
-4. Runs `evalcore run --server reference --models hosted_vllm/tiny --api-base http://127.0.0.1:PORT/v1 --runs 1`
+4. Runs `python -m evalcore run --server reference --models hosted_vllm/tiny --api-base http://127.0.0.1:PORT/v1 --runs 1`
    on a three-case golden set (a temporary `--db`), as a cold subprocess, as a user types it (with
    PYTHONPROFILEIMPORTTIME=1 in its environment, to see whether litellm was imported).
 5. Prints what happened: evalcore's own output, each attempt's status, error, tool calls (with the ids
@@ -318,8 +318,11 @@ def raw_answer(url: str) -> dict[str, Any]:
 
 
 def evalcore_command(api_base: str, folder: Path) -> list[str]:
+    """`evalcore run` as a user types it (`python -m evalcore`, from the checkout, as bench/peer_workload.py runs it)."""
     return [
-        str(ROOT / ".venv" / "bin" / "evalcore"),
+        sys.executable,
+        "-m",
+        "evalcore",
         "run",
         "--server",
         "reference",
@@ -436,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = evalcore_command(f"{url}/v1", folder)
         step("running: " + " ".join(command))
         env = user_environment(PYTHONPROFILEIMPORTTIME="1", LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         print(done.stdout, end="")
         (folder / "evalcore.stderr").write_text(done.stderr)
         errors = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("import time:"))
