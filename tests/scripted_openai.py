@@ -70,6 +70,20 @@ ANSWERS: dict[str, tuple[int, Any, dict[str, str]]] = {
     "bad-gateway": (502, _HTML_502.encode(), {"Content-Type": "text/html"}),
     "unauthorized": (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}, {}),
     "not-found": (404, {"error": {"message": "The model `scripted-model` does not exist", "type": "invalid_request_error", "code": "model_not_found"}}, {}),
+    # llama.cpp's llama-server (11434) when the prompt is longer than its `-c`: its answer as it came.
+    "context-exceeded": (
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": "request (1334 tokens) exceeds the available context size (256 tokens), try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 1334,
+                "n_ctx": 256,
+            }
+        },
+        {},
+    ),
     "rate-limited": (429, {"error": {"message": "Rate limit reached, retry in 3s", "type": "requests", "code": "rate_limit_exceeded"}}, {"Retry-After": "3"}),
 }
 

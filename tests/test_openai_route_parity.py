@@ -15,6 +15,7 @@ from evalcore.errors import ModelError
 from evalcore.models.adapter import Backoff, complete
 from evalcore.models.limits import provider_gate, provider_key
 from evalcore.models.openai_route import ROUTE_VARIABLE
+from evalcore.models.provider_errors import error_class
 from evalcore.models.tool_format import to_openai_tools
 from evalcore.models.types import ModelSpec, ModelTurn
 from tests.scripted_openai import Scripted, scripted_openai
@@ -158,6 +159,19 @@ def test_the_same_error_on_both_routes(endpoint: Scripted, case: str, error: str
         assert str(mine).split(" - ", 1)[1] == str(theirs).split(" - ", 1)[1]  # the provider's own message
 
 
+@pytest.mark.parametrize("model", ["openai/my-model", "hosted_vllm/my-model"])
+def test_a_prompt_longer_than_the_context_is_named_so_on_both_routes(endpoint: Scripted, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama-server's answer to a prompt longer than its `-c` (HTTP 400, captured from the real server): litellm names
+    it ContextWindowExceededError, which tells the user what to change; not retried on either route. The SDK route
+    keeps the provider's sentence, litellm the whole JSON body."""
+    mine, theirs = _both(_spec(endpoint, model), "CASE:context-exceeded", monkeypatch)
+    assert isinstance(mine, ModelError) and isinstance(theirs, ModelError)
+    assert mine.retries == theirs.retries == 0
+    assert ": ContextWindowExceededError: " in str(theirs)
+    said = "request (1334 tokens) exceeds the available context size (256 tokens), try increasing it"
+    assert str(mine) == f"{model}: ContextWindowExceededError: OpenAIException - {said}"
+
+
 NOT_A_COMPLETION = [("malformed-json", '{"id": "chatcmpl-x", "choices": ['), ("error-with-200", "upstream model overloaded, try again")]
 
 
@@ -257,3 +271,20 @@ def test_the_same_request_on_both_routes(endpoint: Scripted, model: str, monkeyp
         bodies.append(endpoint.seen[-1].body)
     assert bodies[0] == bodies[1]
     assert ("additionalProperties" in json.dumps(bodies[0])) is (not model.startswith("hosted_vllm/"))
+
+
+VLLM_TOO_LONG = "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens"
+OPENAI_USER_TOO_LONG = "Invalid 'user': string too long. Expected a string with maximum length 64"
+
+
+@pytest.mark.parametrize(
+    ("answer", "name"),
+    [
+        (json.dumps({"message": VLLM_TOO_LONG, "code": "context_length_exceeded"}), "ContextWindowExceededError"),
+        (json.dumps({"message": OPENAI_USER_TOO_LONG, "code": "string_above_max_length"}), "BadRequestError"),
+        (json.dumps({"message": "Unknown parameter: foo"}), "BadRequestError"),
+    ],
+)
+def test_only_a_prompt_too_long_for_the_context_is_named_so(answer: str, name: str) -> None:
+    """vLLM's and OpenAI's words for it are litellm's too; a parameter too long (OpenAI's `user`) is no context overflow."""
+    assert error_class(400, answer).__name__ == name

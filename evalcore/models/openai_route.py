@@ -216,7 +216,9 @@ def _status_error(exc: openai.APIStatusError) -> ProviderError:
     status = exc.status_code
     body = exc.body
     message = _provider_message(body) if isinstance(body, Mapping) else _text(body.encode() if isinstance(body, str) else b"")
-    return error_class(status)(f"OpenAIException - {message or f'HTTP {status}'}", status, dict(exc.response.headers))
+    # Named by the words in the answer too, as litellm names it: a prompt too long for the context (llama-server's 400).
+    answer = f"{message} {json.dumps(body) if isinstance(body, Mapping) else ''}"
+    return error_class(status, answer)(f"OpenAIException - {message or f'HTTP {status}'}", status, dict(exc.response.headers))
 
 
 def _provider_message(data: Mapping[str, Any]) -> str:

@@ -27,6 +27,10 @@ class ProviderError(Exception):
 class BadRequestError(ProviderError): ...
 
 
+class ContextWindowExceededError(BadRequestError):
+    """The prompt is longer than the model's context (llama-server's `-c`, vLLM's `--max-model-len`, ...)."""
+
+
 class AuthenticationError(ProviderError): ...
 
 
@@ -73,6 +77,28 @@ BY_STATUS: Final[Mapping[int, type[ProviderError]]] = {
 }
 
 
-def error_class(status: int) -> type[ProviderError]:
-    """The class of a provider's error answer with this HTTP status."""
+# The words by which litellm tells a prompt too long for the model's context, whatever the status
+# (`ExceptionCheckers.is_error_str_context_window_exceeded`), read lowercased in the provider's answer.
+CONTEXT_WINDOW_WORDS: Final = (
+    "exceed context limit",
+    "this model's maximum context length is",  # OpenAI, vLLM
+    "requested token count exceeds the model's maximum context length",
+    "string too long. expected a string with maximum length",
+    "model's maximum context limit",
+    "is longer than the model's context length",
+    "input tokens exceed the configured limit",
+    "`inputs` tokens + `max_new_tokens` must be",
+    "exceeds the available context size",  # llama.cpp's llama-server
+    "exceeds the maximum number of tokens allowed",
+    '"code": "context_length_exceeded"',
+    "prompt is too long",
+)
+
+
+def error_class(status: int, answer: str = "") -> type[ProviderError]:
+    """The class of a provider's error answer with this HTTP status and this text (its message, its body)."""
+    text = answer.lower()
+    too_long_a_parameter = "string_above_max_length" in text or ("invalid 'user'" in text and "string too long" in text)  # OpenAI's `user`
+    if not too_long_a_parameter and any(words in text for words in CONTEXT_WINDOW_WORDS):
+        return ContextWindowExceededError
     return BY_STATUS.get(status) or (InternalServerError if status >= 500 else APIError)
