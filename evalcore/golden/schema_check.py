@@ -17,6 +17,8 @@ A schema the validator cannot use (an unresolvable `$ref`, an unknown draft) is 
 from __future__ import annotations
 
 import difflib
+import functools
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +76,21 @@ def closest_name(name: str, names: list[str]) -> str | None:
 
 def _validator(schema: Mapping[str, Any]) -> Any:
     """A validator for the tool's schema (its `$schema` draft, else 2020-12), or None when the schema is unusable."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _new_validator(schema)
+    return _validator_for(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator_for(key: str) -> Any:
+    """One validator per schema text: checking a schema costs far more than reading it, and every expected call of
+    a tool shares its tool's schema."""
+    return _new_validator(json.loads(key))
+
+
+def _new_validator(schema: Mapping[str, Any]) -> Any:
     try:
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         cls.check_schema(schema)
