@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import re
 from datetime import date
 from pathlib import Path
@@ -238,11 +237,12 @@ def publish_report(db: Path, report: RunReport, out: Path | None) -> dict[str, A
     drift = drift_of_run(db, report.golden["path"], report.run_id)
     report = replace(report, drift=drift, gate=with_drift(report.gate, drift))
     save_report(db, report)  # the stored report and the --out file are one document, drift included
-    document = report.to_json()
-    if out:  # the report's serialisation (RunReport.to_json): its secrets are already removed
+    if out:  # the report's serialisation (RunReport.to_json, written a case at a time): its secrets are already removed
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    return document
+        with out.open("w", encoding="utf-8") as file:
+            file.writelines(report.json_pieces(indent=2))
+            file.write("\n")
+    return report.to_json()
 
 
 def show_report(document: dict[str, Any]) -> None:
