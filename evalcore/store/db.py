@@ -478,7 +478,7 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, columns: str,
     Not executemany (DuckDB runs its statement once per row, ~1.3 ms of CPU each), nor multi-row VALUES (parsing
     and binding thousands of placeholders cost ~0.1 ms per row): the lists bind in one step, about 14 times faster.
     Chunked, and `rows` may be a generator: a statement's lists (and DuckDB's copy of each value, and the redacted
-    copy a write connection binds) are held while it runs, so a run's metrics (some 200,000 values at 2,000 cases)
+    copy a write connection binds) are held while it runs, so a run's metrics (some 140,000 values at 2,000 cases)
     bound in one statement held them all at once; a chunk holds `chunk` rows of them.
     """
     size = chunk or INSERT_CHUNK
