@@ -172,3 +172,28 @@ def test_a_run_s_metrics_go_to_the_store_chunk_by_chunk_and_read_back_in_their_o
     computed = run_metrics([MetricAttempt.of(record) for record in load_attempt_records(config.db_path, report.run_id)], config.runs)
     assert sorted(rows) == sorted((m.scope, m.model, m.case_id, list(m.values.items())) for m in computed)  # the one metrics function's
     assert len(statements) > 10 and max(statements) == 7 and sum(statements) == sum(len(m.values) for m in handed)
+
+
+def test_the_runner_lets_its_attempts_go_once_the_report_is_built(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    """The list of attempts the runner hands `finish` is emptied once the report is built, before the run's last writes
+    (the metrics and the report), so those writes do not come on top of every attempt the run held."""
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    handed: list[Sequence[AttemptRecord]] = []
+    held_at_write: list[int] = []
+    finish, finish_run = runner.finish, store.finish_run
+
+    def finishing(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> Any:
+        handed.append(records)
+        return finish(config, run, golden, records)
+
+    def writing(path: Path, report: Any, metric_sets: Sequence[MetricSet]) -> None:
+        held_at_write.append(len(handed[0]))
+        finish_run(path, report, metric_sets)
+
+    monkeypatch.setattr(runner, "finish", finishing)
+    monkeypatch.setattr(store, "finish_run", writing)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    assert held_at_write == [0] and list(handed[0]) == []
+    assert sum(case["attempts"] for model in report.to_json()["models"] for case in model["cases"]) == 15  # the report has them all
