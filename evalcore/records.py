@@ -37,8 +37,9 @@ docs/report.schema.json.
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -540,7 +541,8 @@ class ModelResult:
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     robustness: Mapping[str, Any] | None = None
 
-    def to_json(self, runs: int) -> dict[str, Any]:
+    def to_json(self, runs: int, cases: Any = None) -> dict[str, Any]:
+        """The model's part of the report; `cases`, when given, stands in for its cases' list (`RunReport.json_text`)."""
         return {
             "model": self.model,
             "simulated": self.simulated,
@@ -550,7 +552,7 @@ class ModelResult:
             "modelCalls": dict(self.model_calls),
             "toolCalls": [dict(t) for t in self.tool_calls],
             "robustness": dict(self.robustness) if self.robustness is not None else None,
-            "cases": [case.to_json(runs) for case in self.cases],
+            "cases": [case.to_json(runs) for case in self.cases] if cases is None else cases,
         }
 
 
@@ -712,7 +714,45 @@ class RunReport:
         """The report as `run` writes it and the store keeps it (`report_json`), published."""
         return published(self._json())
 
-    def _json(self) -> dict[str, Any]:
+    def json_text(self, indent: int | None = None) -> str:
+        """`json.dumps(self.to_json(), indent=indent)`, character for character, built a case at a time."""
+        text = io.StringIO()
+        for piece in self.json_pieces(indent):
+            text.write(piece)
+        return text.getvalue()
+
+    def json_pieces(self, indent: int | None = None) -> Iterator[str]:
+        """The text of `json.dumps(self.to_json(), indent=indent)` in pieces (write them to a file as they come).
+
+        The report of a large run is mostly its cases (4,000 at 2,000 cases and two models): each case's part is built,
+        published and serialised on its own, so the whole report is never held as one JSON-ready value, nor twice
+        (`published` copies what it redacts) while it is serialised.
+        """
+        markers = [f"\u0000evalcore:cases:{n}\u0000" for n in range(len(self.models))]
+        skeleton = json.dumps(published(self._json(cases=markers)), indent=indent)
+        position = 0
+        for model, marker in zip(self.models, markers, strict=True):
+            quoted = json.dumps(marker)
+            at = skeleton.index(quoted, position)
+            yield skeleton[position:at]
+            position = at + len(quoted)
+            if not model.cases:
+                yield "[]"
+                continue
+            line_start = skeleton.rindex("\n", 0, at) + 1 if indent is not None else at
+            outer = "\n" + " " * (len(skeleton[line_start:at]) - len(skeleton[line_start:at].lstrip(" ")))  # the "cases" key's
+            inner = outer + " " * indent if indent is not None else ""
+            yield "["
+            for n, case in enumerate(model.cases):
+                part = json.dumps(published(case.to_json(self.runs)), indent=indent)
+                if indent is None:
+                    yield (", " if n else "") + part
+                else:
+                    yield ("," if n else "") + inner + part.replace("\n", inner)
+            yield (outer if indent is not None else "") + "]"
+        yield skeleton[position:]
+
+    def _json(self, cases: Sequence[Any] | None = None) -> dict[str, Any]:
         failing = self.failing_cases
         gate = self.gate
         return {
@@ -728,7 +768,7 @@ class RunReport:
             "scorers": list(self.scorers),
             "metrics": dict(self.metrics),
             "unpricedModels": [model.model for model in self.models if not model.price_known],
-            "models": [model.to_json(self.runs) for model in self.models],
+            "models": [model.to_json(self.runs, None if cases is None else cases[n]) for n, model in enumerate(self.models)],
             "toolCalls": [dict(t) for t in self.tool_calls],
             "caseGates": {"passed": not failing, "failing": failing},
             "incomplete": self.incomplete.to_json() if self.incomplete is not None else None,

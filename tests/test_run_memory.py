@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tracemalloc
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,10 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.golden.model import GoldenSet
 from evalcore.mcp.target import Target
 from evalcore.models.types import ModelSpec
-from evalcore.records import AttemptRecord
+from evalcore.records import AttemptRecord, MetricSet
+from evalcore.scoring.metrics import MetricAttempt, run_metrics
+from evalcore.store import behaviour as store
+from evalcore.store import db
 from evalcore.store.behaviour import load_attempt_records, load_run
 from evalcore.store.exchanges import load_exchanges
 from tests.builders import GOLDEN, STEADY
@@ -88,3 +92,108 @@ def _faulted(record: AttemptRecord, n: int) -> AttemptRecord:
         execution.update(fault="timeout" if n % 2 else "error", request_ids=[*execution["request_ids"], "retry-1"] if n % 3 == 0 else execution["request_ids"])
     transcript["retries"] = n % 2
     return replace(record, transcript_json=json.dumps(transcript))
+
+
+def test_the_report_text_is_built_a_case_at_a_time_and_is_the_text_of_the_whole_report(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    """What the store keeps and `--out` writes is `json.dumps(report.to_json())` to the character, secrets removed, though
+    it is serialised a case at a time (`RunReport.json_text`): a model with no case and an indented file included."""
+    planted = "sk-planted-report-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", planted)
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    assert load_run(config.db_path, report.run_id)["report_json"] == json.dumps(report.to_json())
+    model = report.models[0]
+    leaky = replace(model.cases[0], failing_reasons=((f"the model echoed {planted}", 2), *model.cases[0].failing_reasons))
+    variants = [report, replace(report, models=(replace(model, cases=(leaky, *model.cases[1:])), replace(model, model="sim/idle", cases=())))]
+    for variant in variants:
+        for indent in (None, 2):
+            text = variant.json_text(indent)
+            assert text == json.dumps(variant.to_json(), indent=indent) == "".join(variant.json_pieces(indent))
+            assert planted not in text
+    assert "[redacted:OPENAI_API_KEY]" in variants[1].json_text()
+
+
+def test_serialising_a_large_report_never_holds_it_whole(tmp_path: Path, reference_url: str) -> None:
+    """A report of many cases is serialised a case at a time: at most about twice its text is held while it is built,
+    where building the JSON-ready value first (`json.dumps(report.to_json())`) held several times the text."""
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    model = report.models[0]
+    cases = tuple(replace(case, id=f"{case.id}-{n}") for n in range(300) for case in model.cases)  # 900 cases
+    large = replace(report, models=(replace(model, cases=cases),))
+    expected = json.dumps(large.to_json())
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        whole = json.dumps(large.to_json())
+        held_whole = tracemalloc.get_traced_memory()[1] - before
+        del whole
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        text = large.json_text()
+        held = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert text == expected
+    assert held < 2.5 * len(text) < held_whole, (held, len(text), held_whole)
+
+
+def test_a_run_s_metrics_go_to_the_store_chunk_by_chunk_and_read_back_in_their_order(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    """The run's metric values (some 200,000 at 2,000 cases) are bound a chunk of rows at a time, never all in one
+    statement; what the store gives back is every set the run computed, value for value, in the order it was computed."""
+    monkeypatch.setattr(db, "INSERT_CHUNK", 7)  # a few hundred metric values: dozens of chunks
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    statements: list[int] = []
+    execute = db._RedactingConnection.execute
+
+    def counted(self: Any, query: str, parameters: object = None) -> Any:
+        if query.startswith("INSERT INTO run_metrics"):
+            statements.append(len(parameters[0]))  # type: ignore[index]
+        return execute(self, query, parameters)
+
+    monkeypatch.setattr(db._RedactingConnection, "execute", counted)
+    handed: list[MetricSet] = []
+    finish_run = store.finish_run
+
+    def finishing(path: Path, report: Any, metric_sets: Sequence[MetricSet]) -> None:
+        handed.extend(metric_sets)
+        finish_run(path, report, metric_sets)
+
+    monkeypatch.setattr(store, "finish_run", finishing)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    rows = [(m.scope, m.model, m.case_id, list(m.values.items())) for m in handed]
+    assert [(m.scope, m.model, m.case_id, list(m.values.items())) for m in store.load_metrics(config.db_path, report.run_id)] == rows
+    computed = run_metrics([MetricAttempt.of(record) for record in load_attempt_records(config.db_path, report.run_id)], config.runs)
+    assert sorted(rows) == sorted((m.scope, m.model, m.case_id, list(m.values.items())) for m in computed)  # the one metrics function's
+    assert len(statements) > 10 and max(statements) == 7 and sum(statements) == sum(len(m.values) for m in handed)
+
+
+def test_the_runner_lets_its_attempts_go_once_the_report_is_built(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    """The list of attempts the runner hands `finish` is emptied once the report is built, before the run's last writes
+    (the metrics and the report), so those writes do not come on top of every attempt the run held."""
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    handed: list[Sequence[AttemptRecord]] = []
+    held_at_write: list[int] = []
+    finish, finish_run = runner.finish, store.finish_run
+
+    def finishing(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> Any:
+        handed.append(records)
+        return finish(config, run, golden, records)
+
+    def writing(path: Path, report: Any, metric_sets: Sequence[MetricSet]) -> None:
+        held_at_write.append(len(handed[0]))
+        finish_run(path, report, metric_sets)
+
+    monkeypatch.setattr(runner, "finish", finishing)
+    monkeypatch.setattr(store, "finish_run", writing)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    assert held_at_write == [0] and list(handed[0]) == []
+    assert sum(case["attempts"] for model in report.to_json()["models"] for case in model["cases"]) == 15  # the report has them all

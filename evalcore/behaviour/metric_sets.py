@@ -18,28 +18,33 @@ from evalcore.store.db import connect
 
 
 def run_metric_sets(
-    path: Path, run_ids: Sequence[str], kinds: Sequence[str] = (), *, scope: MetricScope | None = None
+    path: Path, run_ids: Sequence[str], kinds: Sequence[str] = (), *, scope: MetricScope | None = None, metrics: Sequence[str] = ()
 ) -> dict[str, tuple[list[MetricSet], int]]:
     """(metric sets, runs per case) per run: the stored ones, except where `kinds` narrows the attempts or none are stored.
 
-    `scope` narrows what is read of the stored sets to that scope (a run stores some 70 metrics per case); sets computed
-    from the attempts come whole.
+    `scope` narrows what is read of the stored sets to that scope (a run stores some 70 metrics per case), and
+    `metrics` to those metrics (all when empty); sets computed from the attempts come whole.
     """
     if not run_ids or not path.is_file() or path.stat().st_size == 0:
         return {}
     with connect(path, read_only=True) as connection:
-        return metric_sets_on(connection, run_ids, kinds, scope=scope)
+        return metric_sets_on(connection, run_ids, kinds, scope=scope, metrics=metrics)
 
 
 def metric_sets_on(
-    connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str], kinds: Sequence[str] = (), *, scope: MetricScope | None = None
+    connection: duckdb.DuckDBPyConnection,
+    run_ids: Sequence[str],
+    kinds: Sequence[str] = (),
+    *,
+    scope: MetricScope | None = None,
+    metrics: Sequence[str] = (),
 ) -> dict[str, tuple[list[MetricSet], int]]:
     """`run_metric_sets` on a connection the caller holds open."""
     if not run_ids:
         return {}
     found: dict[str, tuple[list[MetricSet], int]] = {}
     runs = dict(connection.execute("SELECT run_id, runs FROM behaviour_runs WHERE list_contains(?, run_id)", [list(run_ids)]).fetchall())
-    stored = {} if kinds else _stored_sets(connection, run_ids, scope)
+    stored = {} if kinds else _stored_sets(connection, run_ids, scope, metrics)
     for run_id in run_ids:
         if run_id in stored:
             found[run_id] = (stored[run_id], int(runs[run_id]))
@@ -49,12 +54,14 @@ def metric_sets_on(
     return found
 
 
-def _stored_sets(connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str], scope: MetricScope | None) -> dict[str, list[MetricSet]]:
+def _stored_sets(
+    connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str], scope: MetricScope | None, metrics: Sequence[str] = ()
+) -> dict[str, list[MetricSet]]:
     try:
         rows = connection.execute(
             "SELECT run_id, scope, model, case_id, metric, value FROM run_metrics WHERE list_contains(?, run_id) "
-            "AND (?::VARCHAR IS NULL OR scope = ?::VARCHAR) ORDER BY rowid",
-            [list(run_ids), scope, scope],
+            "AND (?::VARCHAR IS NULL OR scope = ?::VARCHAR) AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], metric)) ORDER BY rowid",
+            [list(run_ids), scope, scope, list(metrics), list(metrics)],
         ).fetchall()
     except duckdb.CatalogException:  # a store older than schema 5
         return {}

@@ -237,12 +237,15 @@ async def _run_behaviour(
 
 def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, records: Sequence[AttemptRecord]) -> RunReport:
     """Compute the run's metrics once, build and gate its report, and hand the store the finished run; the gated report.
+    A list of `records` is emptied once the report is built (the caller hands it over).
 
     The baseline is the newest run that may be one (`evalcore.run_kinds.eligibility`) of the same golden set, by content:
     a golden set edited since its last baseline is gated as a first run, and the gate says so.
     """
     report, metric_sets = build_report(run, golden, records, config.models, max_error_rate=config.max_error_rate)
     report = replace(report, judge=config.judge_trust, judge_consistency=judge_consistency_of(records, config.judge_repeats))
+    if isinstance(records, list):  # the runner's own list, handed over: its attempts are given back before the writes
+        records.clear()
     golden_path, golden_hash = run["golden_path"], run["golden_hash"]
     baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
     notes: list[str] = []

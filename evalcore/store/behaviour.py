@@ -157,10 +157,10 @@ def finish_run(path: Path, report: RunReport, metric_sets: Sequence[MetricSet]) 
         try:
             connection.execute("BEGIN TRANSACTION")
             _replace_metrics(connection, report.run_id, metric_sets)
-            insert_rows(connection, "case_cells", CELL_COLUMNS, [[report.run_id, *astuple(cell)] for cell in report.case_cells()])
+            insert_rows(connection, "case_cells", CELL_COLUMNS, ((report.run_id, *astuple(cell)) for cell in report.case_cells()))
             connection.execute(
                 "UPDATE behaviour_runs SET status = 'complete', finished_at = ?, passed = ?, report_json = ?, error = NULL, heartbeat_at = ? WHERE run_id = ?",
-                [now, green, json.dumps(report.to_json()), now, report.run_id],
+                [now, green, report.json_text(), now, report.run_id],
             )
             connection.execute("COMMIT")
         except duckdb.Error as exc:
@@ -172,7 +172,7 @@ def save_report(path: Path, report: RunReport) -> None:
     """Replace a finished run's stored report and whether it is green (with its drift, once the history was read): the
     `--out` document."""
     green = report.gate is not None and report.gate.green
-    _execute(path, "UPDATE behaviour_runs SET report_json = ?, passed = ? WHERE run_id = ?", [json.dumps(report.to_json()), green, report.run_id])
+    _execute(path, "UPDATE behaviour_runs SET report_json = ?, passed = ? WHERE run_id = ?", [report.json_text(), green, report.run_id])
 
 
 def fail_run(path: Path, run_id: str, *, status: str, error: str) -> None:
@@ -209,10 +209,10 @@ def accept_baseline(path: Path, run_id: str) -> dict[str, Any]:
 
 
 def _replace_metrics(connection: duckdb.DuckDBPyConnection, run_id: str, metric_sets: Sequence[MetricSet]) -> None:
-    rows = [[run_id, s.scope, s.model, s.case_id, metric, value] for s in metric_sets for metric, value in s.values.items()]
+    rows = ((run_id, s.scope, s.model, s.case_id, metric, value) for s in metric_sets for metric, value in s.values.items())
     connection.execute("DELETE FROM run_metrics WHERE run_id = ?", [run_id])
     connection.execute("DELETE FROM case_cells WHERE run_id = ?", [run_id])  # taken from the same report, or none
-    insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)
+    insert_rows(connection, "run_metrics", "run_id, scope, model, case_id, metric, value", rows)  # chunk by chunk, in order
 
 
 def load_metrics(path: Path, run_id: str) -> list[MetricSet]:
