@@ -291,7 +291,7 @@ def line(label: str, runs: Sequence[Timed]) -> str:
     )
 
 
-def run_scales(api_base: str, scales: Sequence[int]) -> None:
+def run_scales(api_base: str, scales: Sequence[int], extra: Sequence[str] = ()) -> None:
     """`evalcore run` on the workload cycled `scale` times, once per scale: wall, CPU and peak PSS, and their growth."""
     print(f"scale: evalcore run on the peer workload cycled N times ({CASES} x N cases x {RUNS} runs x {len(MODELS)} models), one run each")
     base: Timed | None = None
@@ -300,7 +300,7 @@ def run_scales(api_base: str, scales: Sequence[int]) -> None:
             folder = Path(name)
             write_golden(folder, scale)
             limits = ["--golden-limit", f"cases={CASES * scale + 1}", "--golden-limit", f"nodes={200_000 + 200 * CASES * scale}"]
-            result = run_evalcore(folder, api_base, limits, 1, timeout_s=600.0 * scale)
+            result = run_evalcore(folder, api_base, [*limits, *extra], 1, timeout_s=600.0 * scale)
         base = base or result
         calls = result.calls or 0
         growth = (result.cpu_s / base.cpu_s) / (calls / (base.calls or 1)) if calls else float("nan")
@@ -322,7 +322,9 @@ def main() -> None:
     parser.add_argument("--no-promptfoo", action="store_true", help="measure evalcore against the ideal only")
     parser.add_argument("--scale", metavar="N,N,...", help="instead: evalcore run on the workload cycled N times (e.g. 10,30,100), wall, CPU, memory")
     parser.add_argument("--model-names", choices=sorted(MODEL_NAMES), default="priced", help="priced names (default), or generic ones no price list knows")
-    parser.add_argument("--server-apart", action="store_true", help="also time `evalcore run --url` against the reference server started apart")
+    parser.add_argument(
+        "--server-apart", action="store_true", help="also time `evalcore run --url` against the reference server started apart (with --scale: only that)"
+    )
     args = parser.parse_args()
     global MODELS
     MODELS = MODEL_NAMES[args.model_names]
@@ -330,10 +332,13 @@ def main() -> None:
         scales = [int(n) for n in args.scale.split(",") if n.strip()]
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before", flush=True)
         server = SimServerProcess(latency_ms=LATENCY_MS, aliases={model: "sim-lexical" for model in MODELS})
+        apart = ReferenceServerProcess([]) if args.server_apart else None
         try:
-            run_scales(server.url(), scales)
+            run_scales(server.url(), scales, ["--url", apart.url()] if apart is not None else [])
         finally:
             server.stop()
+            if apart is not None:
+                apart.stop()
         return
     with_promptfoo = not args.no_promptfoo
     if with_promptfoo:
