@@ -73,6 +73,7 @@ else:
         widgets.drift_flags(data.drift(db, filters.golden_path)[1], labels, filters.golden_path)
 
         st.subheader("Drill-down", anchor=matrix_grid.DRILL_ANCHOR)  # a cell's link scrolls here
+        widgets.scroll_here_on_arrival(matrix_grid.DRILL_ANCHOR)
         st.caption("Click a cell of the matrix, or pick a model and a case.")
         model_column, case_column = st.columns(2)
         model = model_column.selectbox("Model", models, key="drill_model", format_func=labels.__getitem__)

@@ -776,3 +776,18 @@ def accept_baseline(db: Path, run_id: str) -> None:
         st.error(literal_label(str(exc)))
         return
     st.success(f"Run {run_id} is now the baseline of later runs of its golden set.")
+
+
+def scroll_here_on_arrival(anchor: str) -> None:
+    """Bring the heading `anchor` into view when the page was opened at `#anchor` (a matrix cell's link), once per
+    page load. Streamlit scrolls to such a heading when it first appears, but on a busy machine the page can end up
+    back at its top; this runs after the heading is drawn, from a zero-height frame of the page's own origin."""
+    import streamlit.components.v1 as components
+
+    script = (
+        "<script>const page = window.parent; const id = "
+        + json.dumps(anchor)
+        + "; if (page.location.hash === '#' + id) { const heading = page.document.getElementById(id);"
+        " if (heading) heading.scrollIntoView(true); }</script>"
+    )
+    components.html(script, height=0)
