@@ -97,3 +97,26 @@ def test_the_bundle_is_read_at_the_first_handshake_and_trusted(https_server: tup
     assert _get(url, context) == 200
     assert ssl.SSLContext.cert_store_stats(context)["x509_ca"] == 1
     assert verifying_context(trust_env=True, environ={"SSL_CERT_FILE": str(cert)}) is context  # one per bundle
+
+
+def test_the_openai_wire_route_names_a_refused_certificate_at_once(https_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose certificate no bundle trusts: a connection error that says so, not a timeout after the whole
+    timeout (the SDK's aiohttp transport answered that way, which is why the route keeps its httpx one)."""
+    from evalcore.models import openai_route
+    from evalcore.models.provider_errors import APIConnectionError
+    from evalcore.models.types import ModelSpec
+
+    url, _ = https_server
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    route = openai_route.route_of(ModelSpec("hosted_vllm/m", api_base=f"{url}v1"), {})
+    assert route is not None
+
+    async def call() -> dict:
+        try:
+            return await openai_route.send(route, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, 30)
+        finally:
+            await openai_route.aclose()
+
+    with pytest.raises(APIConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        asyncio.run(call())

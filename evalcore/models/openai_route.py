@@ -29,7 +29,6 @@ provider's own message. One client per (base, key, headers, proxies) per event l
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import json
 import os
@@ -259,15 +258,14 @@ def _new_client(key: _ClientKey) -> openai.AsyncOpenAI:
 
     # As litellm's client: the CA bundle from SSL_CERT_FILE or SSL_CERT_DIR, else certifi's (read only for https);
     # proxies from the environment (httpx's `trust_env`), read now: the client's key holds their values.
-    # The SDK's aiohttp transport: less CPU per call than its httpx one (docs/openai-compatible-models.md, "Speed").
-    http_client = openai.DefaultAioHttpClient(verify=verifying_context(trust_env=True), trust_env=True)
-    base_url, basic_auth = _credentials_apart(key.base_url)
+    # The SDK's httpx transport: its aiohttp one takes less CPU per call but reports a refused certificate as a
+    # timeout, after the whole timeout (docs/openai-compatible-models.md, "Speed").
+    http_client = openai.DefaultAsyncHttpxClient(verify=verifying_context(trust_env=True), trust_env=True)
     client = openai.AsyncOpenAI(
         api_key=key.key,
         organization=key.organization,
         project=key.project,
-        base_url=base_url,
-        default_headers={"Authorization": basic_auth} if basic_auth else None,
+        base_url=key.base_url,
         default_query=dict(key.query) or None,
         max_retries=0,
         http_client=http_client,
@@ -275,19 +273,6 @@ def _new_client(key: _ClientKey) -> openai.AsyncOpenAI:
     # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID itself when given none: a local server is sent neither.
     client.organization, client.project = key.organization, key.project
     return client
-
-
-def _credentials_apart(base_url: str) -> tuple[str, str | None]:
-    """The base URL without `user:pw@`, and the basic authentication it stood for, sent in place of the key (as
-    httpx, under litellm, sends it; aiohttp refuses a URL with credentials beside an Authorization header)."""
-    parts = urllib.parse.urlsplit(base_url)
-    if parts.username is None and parts.password is None:
-        return base_url, None
-    user = urllib.parse.unquote(parts.username or "")
-    password = urllib.parse.unquote(parts.password or "")
-    netloc = parts.netloc.rpartition("@")[2]
-    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), f"Basic {token}"
 
 
 async def _closed_with_the_loop(loop: asyncio.AbstractEventLoop, clients: dict[_ClientKey, openai.AsyncOpenAI]) -> AsyncGenerator[None, None]:
