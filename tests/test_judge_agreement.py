@@ -11,6 +11,7 @@ import pytest
 
 from evalcore.cli import main
 from evalcore.scoring.agreement import Confusion, StatusThresholds, agreement
+from evalcore.store.db import SCHEMA_VERSION
 from tests.judge_builders import judged_run, label_file, pairs, write_golden
 
 # --- the statistics, by hand ------------------------------------------------------------------------------------------
@@ -157,13 +158,13 @@ def test_a_store_of_the_previous_schema_gets_the_labels_table(fifty, capsys, tmp
     run, labels, _ = fifty
     db = tmp_path / "evals.duckdb"
     db.write_bytes(run.db.read_bytes())
-    with duckdb.connect(str(db)) as connection:  # as evalcore wrote it at schema 14
+    with duckdb.connect(str(db)) as connection:  # as evalcore wrote it at schema 14 (the later steps run again on it)
         connection.execute("DROP TABLE judge_labels")
-        connection.execute("DELETE FROM schema_version WHERE version = 15")
+        connection.execute("DELETE FROM schema_version WHERE version >= 15")
     assert main(["labels", "import", str(labels), "--db", str(db)]) == 0
     assert _agreement_json(db, capsys)[0]["n"] == 50
     with duckdb.connect(str(db), read_only=True) as connection:
-        assert connection.execute("SELECT max(version) FROM schema_version").fetchone() == (15,)
+        assert connection.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
         assert connection.execute("SELECT count(*) FROM attempts WHERE run_id = ?", [run.run_id]).fetchone() == (50,)
 
 

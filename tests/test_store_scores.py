@@ -101,3 +101,53 @@ def test_new_attempts_store_one_row_per_scorer_and_read_back_with_their_reasons(
     assert store.score_from_row(row) == score
     assert (row["selection_correct"], row["args_correct"], row["sequence_correct"]) == (True, False, None)
     assert json.loads(row["reasons_json"]) == list(score.reasons)
+
+
+# The first messages a transcript can start with, and the system prompt drift reads of each (None: no system prompt).
+FIRST_MESSAGES = [
+    (
+        {"messages": [{"role": "system", "content": 'You are a careful support agent. Ünïcode and "quotes".'}]},
+        'You are a careful support agent. Ünïcode and "quotes".',
+    ),
+    ({"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}]}, '[{"type":"text","text":"Be brief."}]'),
+    ({"messages": [{"role": "user", "content": "hello"}]}, None),
+    ({"messages": [{"role": "system", "content": None}]}, None),
+    ({"messages": []}, None),
+    ({}, None),
+]
+
+
+def test_schema_16_keeps_every_score_and_metric_and_gives_stored_attempts_the_system_prompt_a_new_write_gives(tmp_path):
+    path = tmp_path / "old.duckdb"
+    connection = duckdb.connect(str(path))  # a store as evalcore wrote it at schema 15
+    connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for version, migration in enumerate(MIGRATIONS[:15], start=1):
+        if callable(migration):
+            migration(connection)
+        else:
+            connection.execute(migration)
+        connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    for n, (transcript, _) in enumerate(FIRST_MESSAGES, start=1):
+        connection.execute(
+            "INSERT INTO attempts (run_id, model, case_id, attempt, case_hash, case_kind, simulated, passed, reasons_json, tool_calls_json, "
+            "stop_reason, retries, transcript_json, recorded_at) VALUES ('r1', 'm', 'c', ?, 'h', 'hard', true, true, '[]', '[]', 'final', 0, ?, ?)",
+            [n, json.dumps(transcript), now],
+        )
+        connection.execute("INSERT INTO attempt_scores VALUES ('r1', 'm', 'c', ?, 'selection', 1.0, true, NULL, NULL)", [n])
+    metrics = [("r1", "case", "m", "c", f"metric_{n}", float(n)) for n in (3, 1, 2)]  # read back in the order written
+    connection.executemany("INSERT INTO run_metrics VALUES (?, ?, ?, ?, ?, ?)", metrics)
+    connection.close()
+
+    with connect(path) as connection:  # a writer's connection migrates
+        prompts = connection.execute("SELECT system_prompt FROM attempts ORDER BY attempt").fetchall()
+        scores = connection.execute("SELECT attempt, scorer, value FROM attempt_scores ORDER BY attempt").fetchall()
+        stored_metrics = connection.execute("SELECT run_id, scope, model, case_id, metric, value FROM run_metrics ORDER BY rowid").fetchall()
+        keys = connection.execute(
+            "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' AND table_name IN ('attempt_scores', 'run_metrics')"
+        ).fetchall()
+    assert [prompt for (prompt,) in prompts] == [expected for _, expected in FIRST_MESSAGES]
+    # what the writer stores for a new attempt is what the migration gave the old ones: drift sees no change across it
+    assert [store.system_prompt(json.dumps(transcript)) for transcript, _ in FIRST_MESSAGES] == [expected for _, expected in FIRST_MESSAGES]
+    assert scores == [(n, "selection", 1.0) for n in range(1, len(FIRST_MESSAGES) + 1)]
+    assert stored_metrics == metrics and keys == []

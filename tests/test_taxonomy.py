@@ -8,6 +8,8 @@ import io
 import json
 from pathlib import Path
 
+import duckdb
+
 from evalcore.cli import main
 from evalcore.dashboard import queries
 from evalcore.dashboard.queries import AttemptFilters
@@ -137,6 +139,11 @@ def test_a_resume_reruns_exactly_the_errored_attempts(tmp_path, reference_url):
     assert len(after) == 4 and all(row["error_kind"] is None for row in after.values())
     assert after[("say-hello", 1)]["recorded_at"] == before[("say-hello", 1)]  # scored attempts were kept, not rerun
     assert resumed["incomplete"] is None and resumed["gate"]["status"] == "no_baseline"
+    # each attempt's scores once: an errored attempt's went with it (no key of the store's keeps them unique)
+    with duckdb.connect(str(db), read_only=True) as connection:
+        scores = connection.execute("SELECT case_id, attempt, scorer, count(*) FROM attempt_scores WHERE run_id = ? GROUP BY ALL", [report["runId"]]).fetchall()
+    assert scores and all(count == 1 for *_, count in scores)
+    assert {(case_id, attempt) for case_id, attempt, *_ in scores} == set(after)
 
 
 def test_a_judge_outage_errors_the_attempt_instead_of_passing_it_without_its_rubric(tmp_path, reference_url):

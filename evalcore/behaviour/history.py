@@ -17,7 +17,7 @@ from evalcore.store.db import connect
 
 # One row per complete run x model x case (passes and scored attempts then come from the run's stored metrics). mode(): the
 # most common value over the run's attempts (the model version the provider reported, the case hash, the system prompt the
-# model was sent: the first message of the transcript). The run's own columns (its config, plan and tools, which grow with
+# model was sent: the first message of the transcript, when a system one). The run's own columns (its config, plan and tools, which grow with
 # the golden set) are read once per run (`_RUNS_SQL`), never once per attempt or per point.
 _STANDING_RUNS = """
 SELECT run_id, run_date, started_at FROM behaviour_runs
@@ -28,15 +28,9 @@ _RUN_POINTS_SQL = f"""
 SELECT a.model, a.case_id, r.run_id, r.run_date,
        count_if(a.passed) AS passes, count(*) AS attempts,
        mode(a.model_version) AS model_version, mode(a.case_hash) AS case_hash,
-       mode(a.first_message[2]) FILTER (WHERE a.first_message[1] = 'system') AS system_prompt,
+       mode(a.system_prompt) AS system_prompt,  -- stored apart from the transcript (schema 16): no transcript is read here
        bool_or(a.simulated) AS simulated
-FROM (
-    -- The transcript's first message, its role and content taken in one pass over each transcript, before the grouping:
-    -- extracting it twice inside the aggregate took about 140 MB more at 20,000 attempts (100x the peer workload).
-    SELECT run_id, model, case_id, passed, model_version, case_hash, simulated,
-           json_extract_string(transcript_json, ['$.messages[0].role', '$.messages[0].content']) AS first_message
-    FROM behaviour_attempts
-) a
+FROM attempts a  -- not the behaviour_attempts view: none of its scores is read here
 JOIN ({_STANDING_RUNS}) r ON a.run_id = r.run_id
 GROUP BY a.model, a.case_id, r.run_id, r.run_date, r.started_at
 ORDER BY r.run_date, r.started_at, a.model, a.case_id

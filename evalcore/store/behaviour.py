@@ -33,7 +33,7 @@ STALE_AFTER = timedelta(minutes=10)
 WRITTEN_COLUMNS = (
     "run_id, model, case_id, attempt, case_hash, case_kind, simulated, model_version, passed, reasons_json, tool_calls_json, "
     "final_text, stop_reason, error, latency_ms, input_tokens, output_tokens, cost_usd, retries, transcript_json, judge_json, "
-    "cached_from, recorded_at, fault, error_kind"
+    "cached_from, recorded_at, fault, error_kind, system_prompt"
 )
 SCORE_COLUMNS = "run_id, model, case_id, attempt, scorer, value, applies, reason, label"
 # What `case_cells` holds per cell: its run, then a `CaseCell`'s fields, which the table's columns are named after.
@@ -111,9 +111,15 @@ def write_attempts(path: Path, run_id: str, records: Sequence[AttemptRecord], *,
             connection.execute("BEGIN TRANSACTION")
             if replacing_errored and records:
                 keys = ", ".join("(?, ?, ?)" for _ in records)
+                errored = (
+                    f"SELECT model, case_id, attempt FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL AND (model, case_id, attempt) IN (VALUES {keys})"
+                )
+                key_values = [run_id, *(value for record in records for value in (record.model, record.case_id, record.attempt))]
+                # The scores first, while the errored attempts they belong to are there to name them: nothing else keeps
+                # an attempt's scores unique (schema 16).
+                connection.execute(f"DELETE FROM attempt_scores WHERE run_id = ? AND (model, case_id, attempt) IN ({errored})", [run_id, *key_values])
                 connection.execute(
-                    f"DELETE FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL AND (model, case_id, attempt) IN (VALUES {keys})",
-                    [run_id, *(value for record in records for value in (record.model, record.case_id, record.attempt))],
+                    f"DELETE FROM attempts WHERE run_id = ? AND error_kind IS NOT NULL AND (model, case_id, attempt) IN (VALUES {keys})", key_values
                 )
             # One statement per table whatever the batch's size (`db.insert_rows`).
             insert_rows(connection, "attempts", WRITTEN_COLUMNS, rows)
@@ -472,7 +478,23 @@ def _scores(connection: duckdb.DuckDBPyConnection, where: str, parameters: list[
 
 def _attempt_row(run_id: str, record: AttemptRecord, now: datetime) -> list[Any]:
     row = {**record.to_row(), "run_id": run_id, "recorded_at": now}  # the record's serialisation: secrets already removed
+    row["system_prompt"] = system_prompt(row["transcript_json"])
     return [row[column.strip()] for column in WRITTEN_COLUMNS.split(",")]
+
+
+def system_prompt(transcript_json: str | None) -> str | None:
+    """The content of a transcript's first message when it is a system message, as the store keeps it for drift: the
+    text as it is, other content as compact JSON (what DuckDB's `json_extract_string` gives, as schema 16 filled it
+    for the attempts stored before); None without one."""
+    try:
+        messages = json.loads(transcript_json or "{}").get("messages") or []
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else {}
+    if first.get("role") != "system" or first.get("content") is None:
+        return None
+    content = first["content"]
+    return content if isinstance(content, str) else json.dumps(content, separators=(",", ":"), ensure_ascii=False)
 
 
 def _score_row(run_id: str, record: AttemptRecord, score_row: tuple[Any, ...]) -> list[Any]:
