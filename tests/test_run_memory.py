@@ -197,3 +197,32 @@ def test_the_runner_lets_its_attempts_go_once_the_report_is_built(tmp_path: Path
     report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
     assert held_at_write == [0] and list(handed[0]) == []
     assert sum(case["attempts"] for model in report.to_json()["models"] for case in model["cases"]) == 15  # the report has them all
+
+
+def test_the_run_writes_its_metrics_and_its_end_each_in_an_open_of_the_store_of_its_own(tmp_path: Path, reference_url: str, monkeypatch) -> None:
+    """DuckDB keeps what a transaction wrote until the store closes: the runner holds no open of the store when it writes
+    the run's end, and the metrics and the report each get their own, so the two are never held at once."""
+    (tmp_path / "tasks.yaml").write_text(GOLDEN)
+    (tmp_path / "script.yaml").write_text(STEADY)
+    config = BehaviourConfig(tmp_path / "tasks.yaml", (ModelSpec(f"sim/script:{tmp_path / 'script.yaml'}"),), tmp_path / "evals.duckdb", runs=5)
+    held_by_caller: list[int] = []
+    opens: list[bool] = []
+    open_store, finish_run = db._open, store.finish_run
+
+    def counting(path: Path, read_only: bool) -> Any:
+        opens.append(read_only)
+        return open_store(path, read_only)
+
+    def writing(path: Path, report: Any, metric_sets: Sequence[MetricSet]) -> None:
+        held_by_caller.append(len(db._HELD))
+        opens.clear()
+        finish_run(path, report, metric_sets)
+        statuses.append(load_run(path, report.run_id)["status"])
+
+    statuses: list[str] = []
+    monkeypatch.setattr(db, "_open", counting)
+    monkeypatch.setattr(store, "finish_run", writing)
+    report = asyncio.run(run_behaviour(config, Target(url=reference_url)))
+    assert held_by_caller == [0]
+    assert opens[:2] == [False, False]  # the metrics, then the end: two writers' opens (the status read after is the third)
+    assert statuses == ["complete"] and len(store.load_metrics(config.db_path, report.run_id)) > 0

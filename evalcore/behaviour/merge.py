@@ -130,10 +130,11 @@ def merge_run(
     run_id = run_id or store.new_run_id()
     _create_merged_run(db, run_id, merged, golden, config)
     try:
-        with held_open(db):  # the run's writes and its finish follow on at once: one open of the store
+        with held_open(db):  # the run's writes and its read follow on at once: one open of the store, closed before its end is written
             store.write_attempts(db, run_id, merged.records)
             write_exchanges(db, run_id, merged.exchanges)  # numbered on over the shards: the merged run's one recording
-            return finish(config, store.load_run(db, run_id), golden, merged.records)
+            run = store.load_run(db, run_id)
+        return finish(config, run, golden, merged.records)
     except BaseException as exc:  # the run is marked failed with its reason, as a run that stopped
         store.fail_run(db, run_id, status="failed", error=clip(f"merge: {type(exc).__name__}: {exc}", 500))
         raise

@@ -223,13 +223,14 @@ async def _run_behaviour(
             finally:
                 write_exchanges(config.db_path, run_id, recording.recorder.take())
             raise
-        # The run's last writes and reads follow on at once, with no await between them (another run on this event
-        # loop cannot use the held store meanwhile): one open of the store.
+        # The run's last writes and its read follow on at once, with no await between them (another run on this event
+        # loop cannot use the held store meanwhile): one open of the store, closed before `finish` writes the end.
         with held_open(config.db_path):
             if last_batch:
                 store.write_attempts(config.db_path, run_id, last_batch, replacing_errored=resuming)
             write_exchanges(config.db_path, run_id, recording.recorder.take())
-            return finish(config, store.load_run(config.db_path, run_id), golden, records)
+            run = store.load_run(config.db_path, run_id)
+        return finish(config, run, golden, records)
     finally:
         await client.aclose()
         await close_model_clients()
@@ -247,15 +248,16 @@ def finish(config: BehaviourConfig, run: Mapping[str, Any], golden: GoldenSet, r
     if isinstance(records, list):  # the runner's own list, handed over: its attempts are given back before the writes
         records.clear()
     golden_path, golden_hash = run["golden_path"], run["golden_hash"]
-    baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
     notes: list[str] = []
-    if baseline is None:
-        changed = store.changed_golden_baseline(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
-        if changed is not None:
-            notes.append(f"{golden_path} changed since baseline run {changed} (its content hash differs): no baseline for this content yet")
+    with held_open(config.db_path):  # the baseline's reads in one open of the store
+        baseline = store.last_green_report(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
+        if baseline is None:
+            changed = store.changed_golden_baseline(config.db_path, golden_path=golden_path, golden_hash=golden_hash, exclude_run=report.run_id)
+            if changed is not None:
+                notes.append(f"{golden_path} changed since baseline run {changed} (its content hash differs): no baseline for this content yet")
     gate = decide(report.to_json(), baseline, max_drop=config.max_drop, incomplete=report.incomplete, kind=config.kind, notes=tuple(notes))
     gated = replace(report, gate=gate)
-    store.finish_run(config.db_path, gated, metric_sets)
+    store.finish_run(config.db_path, gated, metric_sets)  # the caller holds no open of the store: see `finish_run`
     return gated
 
 
