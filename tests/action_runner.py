@@ -15,12 +15,15 @@ What it does as GitHub does:
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -403,13 +406,25 @@ def _equal(left: Any, right: Any) -> bool:
 # --- stand-ins for the `uses:` steps ----------------------------------------------------------------------------
 
 
+@functools.cache
+def _seed_venv() -> Path:
+    """A venv that `python -m venv` made with `ensurepip` (once per test process): what a new venv gets copied from."""
+    seed = Path(tempfile.mkdtemp(prefix="evalcore-seed-venv-")) / "venv"
+    atexit.register(shutil.rmtree, seed.parent, ignore_errors=True)
+    subprocess.run([BASE_PYTHON, "-m", "venv", str(seed)], check=True, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
+    return seed
+
+
 def setup_python(runner: EmulatedRunner, given: dict[str, str]) -> dict[str, str]:
     """actions/setup-python: a Python in the tool cache, put first on PATH unless `update-environment: false`.
 
     Its venvs see this machine's packages (a .pth), and `pip` installs offline (PIP_NO_INDEX in the job's env),
     so the action's own install of its source needs no network. It refuses `pip install` into itself, which
     is what an action that puts it on PATH and then runs `python -m pip install` would do to the tool cache.
+    A venv it makes gets what `ensurepip` would put in it (pip, and setuptools on 3.11) copied from one venv that
+    `ensurepip` seeded for this test process (`_seed_venv`): the same files, without ~5 s of `ensurepip` per venv.
     """
+    seed = _seed_venv()
     version = given.get("python-version") or "3.11"
     home = runner.tool_cache / "Python" / version / "x64"
     bin_dir = home / "bin"
@@ -419,8 +434,13 @@ def setup_python(runner: EmulatedRunner, given: dict[str, str]) -> dict[str, str
         "#!/bin/sh\n"
         'case "$*" in *"pip install"*) echo "the tool cache python refuses installs into itself" >&2; exit 1;; esac\n'
         'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
-        f'  {BASE_PYTHON} "$@" || exit $?\n'
+        f'  {BASE_PYTHON} "$@" --without-pip || exit $?\n'
         "  for target; do :; done\n"
+        '  target=$(cd "$target" && pwd) || exit 1\n'
+        f'  for site in "$target"/lib/python*/site-packages; do cp -a {seed}/lib/python*/site-packages/. "$site"/ || exit 1; done\n'
+        f"  for script in {seed}/bin/pip*; do\n"
+        f'    sed "1s|{seed}/|$target/|" "$script" > "$target/bin/${{script##*/}}" && chmod 755 "$target/bin/${{script##*/}}" || exit 1\n'
+        "  done\n"
         f'  for site in "$target"/lib/python*/site-packages; do echo {JOB_SITE} > "$site/zz_runner_site.pth"; done\n'
         "  exit 0\n"
         "fi\n"
