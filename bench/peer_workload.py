@@ -24,8 +24,9 @@ report no price, and evalcore still takes its OpenAI-wire route.
 The tools run alternately, `--repeat` times (default 5); each line gives the
 median wall time with its range, the CPU seconds of the tool's process tree
 (and per model call), its peak PSS (the sum of /proc/PID/smaps_rollup over the
-process tree, sampled every 0.1 s: shared pages counted once) and the load
-average when the runs ended. The verdict is the median of the per-round ratios evalcore / promptfoo.
+process tree, sampled every 0.1 s: shared pages counted once) with its peak
+anonymous memory (the heaps, which unlike the PSS do not move with what else
+runs on the machine), and the load average when the runs ended. The verdict is the median of the per-round ratios evalcore / promptfoo.
 On a shared machine wall times swing; the ratios of runs made side by side
 swing much less.
 
@@ -100,6 +101,7 @@ class Timed:
     calls: int | None
     peak_pss_mb: float = 0.0  # the largest sum of PSS over the process tree, sampled every 0.1 s while it ran
     load: float = 0.0  # the 1-minute load average when it ended
+    peak_anon_mb: float = 0.0  # the largest sum of anonymous memory (the heaps) over the tree, sampled with the PSS
 
 
 def tree_pids(pid: int) -> list[int]:
@@ -116,16 +118,22 @@ def tree_pids(pid: int) -> list[int]:
     return found
 
 
-def tree_pss_mb(pid: int) -> float:
-    """The PSS of the process tree (shared pages split among the processes sharing them), from /proc/PID/smaps_rollup."""
-    total_kb = 0
+def tree_memory_mb(pid: int) -> tuple[float, float]:
+    """The PSS of the process tree (shared pages split among the processes sharing them) and its anonymous memory, from
+    /proc/PID/smaps_rollup. A library's pages count in the PSS split among every process on the machine that maps
+    them, so it moves with what else runs; the anonymous memory (the heaps: Python's objects, DuckDB's) does not."""
+    pss_kb = anon_kb = 0
     for member in tree_pids(pid):
         try:
             rollup = Path(f"/proc/{member}/smaps_rollup").read_text()
         except OSError:
             continue  # it ended meanwhile
-        total_kb += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-    return total_kb / 1024
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                pss_kb += int(line.split()[1])
+            elif line.startswith("Anonymous:"):
+                anon_kb += int(line.split()[1])
+    return pss_kb / 1024, anon_kb / 1024
 
 
 def peer_cases(golden: Path, count: int) -> list[dict[str, Any]]:
@@ -190,15 +198,16 @@ def ensure_promptfoo() -> None:
     subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PROMPTFOO_DIR, check=True)
 
 
-def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: float = 600) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds of the tree and its peak PSS in MB, for one run of `command`."""
+def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: float = 600) -> tuple[float, float, float, float]:
+    """Wall seconds, CPU seconds of the tree, its peak PSS and its peak anonymous memory in MB, for one run of `command`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile(mode="w+") as output:
         started = time.perf_counter()
         process = subprocess.Popen(command, env=dict(env), cwd=cwd, stdout=output, stderr=subprocess.STDOUT, text=True)
-        peak = 0.0
+        peak = peak_anon = 0.0
         while process.poll() is None:  # sampling, not a readiness wait: the process's end is what stops it
-            peak = max(peak, tree_pss_mb(process.pid))
+            pss, anon = tree_memory_mb(process.pid)
+            peak, peak_anon = max(peak, pss), max(peak_anon, anon)
             if time.perf_counter() - started > timeout_s:
                 process.kill()
             time.sleep(0.1)
@@ -208,7 +217,7 @@ def timed(command: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: 
         text = output.read()
     if process.returncode not in (0, 1, 100):  # 1: evalcore's gate failed; 100: promptfoo's assertions failed. Both ran.
         raise SystemExit(f"{shlex.join(command)} exited {process.returncode}:\n{text[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), peak
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), peak, peak_anon
 
 
 def write_golden(folder: Path, scale: int = 1) -> list[dict[str, Any]]:
@@ -239,10 +248,10 @@ def evalcore_environment() -> dict[str, str]:
 def run_evalcore(folder: Path, api_base: str, extra: Sequence[str], round_no: int, timeout_s: float = 600) -> Timed:
     report = folder / f"report-{round_no}.json"
     command = evalcore_command(folder, api_base, extra, round_no)
-    wall, cpu, peak = timed(command, evalcore_environment(), ROOT, timeout_s)
+    wall, cpu, peak, anon = timed(command, evalcore_environment(), ROOT, timeout_s)
     data = json.loads(report.read_text(encoding="utf-8"))
     calls = sum(int((model.get("modelCalls") or {}).get("calls", 0)) for model in data.get("models", []))
-    return Timed(wall, cpu, calls or None, peak, os.getloadavg()[0])
+    return Timed(wall, cpu, calls or None, peak, os.getloadavg()[0], anon)
 
 
 def run_promptfoo(folder: Path) -> Timed:
@@ -258,9 +267,9 @@ def run_promptfoo(folder: Path) -> Timed:
     }
     command = [str(PROMPTFOO_BIN), "eval", "-c", str(folder / "promptfooconfig.yaml"), "--repeat", str(RUNS), "-j", str(CONCURRENCY)]
     command += ["--no-cache", "--no-table", "--no-progress-bar", "-o", str(folder / "promptfoo.json")]
-    wall, cpu, peak = timed(command, env, folder)
+    wall, cpu, peak, anon = timed(command, env, folder)
     results = json.loads((folder / "promptfoo.json").read_text(encoding="utf-8")).get("results", {}).get("results", [])
-    return Timed(wall, cpu, len(results) or None, peak, os.getloadavg()[0])
+    return Timed(wall, cpu, len(results) or None, peak, os.getloadavg()[0], anon)
 
 
 async def raw_httpx(api_base: str, calls: int) -> float:
@@ -286,7 +295,8 @@ def line(label: str, runs: Sequence[Timed]) -> str:
     loads = [r.load for r in runs]
     return (
         f"{label:34s} {statistics.median(walls):6.2f} s wall (range {min(walls):.2f}-{max(walls):.2f}), "
-        f"{cpu:6.2f} s CPU{per_call}; peak PSS {max(r.peak_pss_mb for r in runs):.0f} MB; {count} model calls; "
+        f"{cpu:6.2f} s CPU{per_call}; peak PSS {max(r.peak_pss_mb for r in runs):.0f} MB (anonymous {max(r.peak_anon_mb for r in runs):.0f} MB); "
+        f"{count} model calls; "
         f"load {min(loads):.2f}-{max(loads):.2f}"
     )
 
@@ -310,7 +320,8 @@ def run_scales(api_base: str, scales: Sequence[int], extra: Sequence[str] = ()) 
         print(
             f"  x{scale:<4d} {calls:6d} model calls: {result.wall_s:8.2f} s wall, {result.cpu_s:8.2f} s CPU "
             f"({result.cpu_s / max(calls, 1) * 1000:.1f} ms/call; CPU per call {growth:.2f} x that of x1{marginal}), "
-            f"peak PSS {result.peak_pss_mb:.0f} MB; load {result.load:.2f}",
+            f"peak PSS {result.peak_pss_mb:.0f} MB ({result.peak_pss_mb / base.peak_pss_mb:.2f} x that of x1), "
+            f"anonymous {result.peak_anon_mb:.0f} MB ({result.peak_anon_mb / max(base.peak_anon_mb, 1):.2f} x); load {result.load:.2f}",
             flush=True,
         )
 
