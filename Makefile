@@ -48,7 +48,7 @@ hosts: hosts/node_modules/.installed
 
 # Two workers: much of the suite waits on servers, browsers and installs, so two files at a time fit two cores.
 test: lint $(CHROMIUM) hosts
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.runtime
 	$(PY) bench/conformance_speed.py
