@@ -248,7 +248,7 @@ def test_a_resumed_errored_attempt_is_replaced_only_when_its_rerun_is_stored(tmp
     import pytest
 
     from evalcore.errors import StoreError
-    from evalcore.records import AttemptRecord, AttemptScore
+    from evalcore.records import AttemptRecord, AttemptScore, Score
     from evalcore.store import behaviour as store
 
     db = tmp_path / "evals.duckdb"
@@ -258,16 +258,25 @@ def test_a_resumed_errored_attempt_is_replaced_only_when_its_rerun_is_stored(tmp
     )  # fmt: skip
     base = {"model": "m", "case_id": "c", "attempt": 1, "case_hash": "h", "case_kind": "hard", "simulated": True, "model_version": None}
     base |= {"tool_calls": (), "final_text": None, "latency_ms": 1.0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "retries": 0}
+    # An errored attempt may carry scores (a scorer that ran before the failure): its rerun's replace them, not join them.
+    failed_selection = (Score("selection", 0.0, True, ("provider error: 503",)),)
     errored = AttemptRecord(
-        score=AttemptScore((), False, ("provider error: 503",)), stop_reason="model_error", error="503", transcript_json="{}", error_kind="provider", **base
+        score=AttemptScore(failed_selection, False, ("provider error: 503",)),
+        stop_reason="model_error",
+        error="503",
+        transcript_json="{}",
+        error_kind="provider",
+        **base,
     )  # type: ignore[arg-type]
-    scored = AttemptRecord(score=AttemptScore((), True), stop_reason="final", error=None, transcript_json="{}", **base)  # type: ignore[arg-type]
+    scored = AttemptRecord(score=AttemptScore((Score("selection", 1.0, True),), True), stop_reason="final", error=None, transcript_json="{}", **base)  # type: ignore[arg-type]
     store.write_attempts(db, "r", [errored])
     store.reopen_run(db, "r")
     assert store.load_run(db, "r")["effective_status"] == "running"
     assert [r.error_kind for r in store.load_attempt_records(db, "r")] == ["provider"]  # kept until its rerun lands
     store.write_attempts(db, "r", [scored], replacing_errored=True)
     assert [(r.error_kind, r.score.passed) for r in store.load_attempt_records(db, "r")] == [(None, True)]
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT scorer, value FROM attempt_scores WHERE run_id = 'r'").fetchall() == [("selection", 1.0)]
     with pytest.raises(StoreError):  # a scored attempt is never replaced
         store.write_attempts(db, "r", [errored], replacing_errored=True)
     assert [(r.error_kind, r.score.passed) for r in store.load_attempt_records(db, "r")] == [(None, True)]
