@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+
 from evalcore.behaviour.report import build_report
 from evalcore.cli import main
 from evalcore.conformance.runner import CheckReport, SuiteReport
@@ -17,6 +19,7 @@ from evalcore.models.types import ModelSpec
 from evalcore.records import AttemptRecord
 from evalcore.scoring.gate import decide
 from evalcore.store import behaviour as store
+from evalcore.store.db import MIGRATIONS
 
 # Three cases of the reference server's tools: one hard single call, one that must call nothing, one sequence.
 GOLDEN = """\
@@ -147,3 +150,15 @@ def matrix_frame(**columns: object):
         "simulated": [True, True, False],
     }
     return pd.DataFrame({**base, **columns})
+
+
+def migrate_to(connection: duckdb.DuckDBPyConnection, version: int) -> None:
+    """Make the empty store behind `connection` as an evalcore of schema `version` wrote it: its first `version`
+    migrations, each recorded, as `evalcore.store.db` runs them."""
+    connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for number, migration in enumerate(MIGRATIONS[:version], start=1):
+        if callable(migration):
+            migration(connection)
+        else:
+            connection.execute(migration)
+        connection.execute("INSERT INTO schema_version VALUES (?)", [number])

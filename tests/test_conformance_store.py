@@ -11,6 +11,7 @@ from evalcore.conformance.runner import CheckReport, SuiteReport
 from evalcore.dashboard import queries
 from evalcore.store.conformance import conformance_runs, latest_conformance_run, record_conformance_run
 from evalcore.store.db import MIGRATIONS, connect
+from tests.builders import migrate_to
 
 ERA_MIGRATION = next(index for index, step in enumerate(MIGRATIONS) if isinstance(step, str) and "ADD COLUMN era " in step)
 
@@ -34,13 +35,7 @@ def test_the_era_is_stored_with_the_run_and_read_by_every_reader(tmp_path):
 
 def _store_before_the_era(path: Path) -> None:
     connection = duckdb.connect(str(path))
-    connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for version, step in enumerate(MIGRATIONS[:ERA_MIGRATION], start=1):
-        if callable(step):
-            step(connection)
-        else:
-            connection.execute(step)
-        connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+    migrate_to(connection, ERA_MIGRATION)
     connection.execute(
         "INSERT INTO conformance_runs VALUES ('old', ?, 'http://127.0.0.1:1/mcp', 'http', '2026-07-28', 5, true, 0.5, 'readonly', NULL, 'fp', '0')",
         [datetime(2026, 1, 1, tzinfo=UTC)],

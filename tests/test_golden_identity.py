@@ -12,7 +12,8 @@ import pytest
 from evalcore.cli import main
 from evalcore.paths import golden_file, golden_identity
 from evalcore.store.behaviour import last_green_report, list_runs
-from evalcore.store.db import MIGRATIONS, SCHEMA_VERSION, connect
+from evalcore.store.db import SCHEMA_VERSION, connect
+from tests.builders import migrate_to
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI_GOLDEN = """server: reference
@@ -80,11 +81,7 @@ def test_cli_and_run_page_spellings_share_one_history(project, reference_url, ca
 def _schema_3_store(path: Path, golden_paths: list[str]) -> None:
     """A store as evalcore wrote it before golden identities: schema 3, one green run per spelling."""
     with duckdb.connect(str(path)) as connection:
-        connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        for version, migration in enumerate(MIGRATIONS[:3], start=1):
-            assert isinstance(migration, str)
-            connection.execute(migration)
-            connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+        migrate_to(connection, 3)
         for index, golden_path in enumerate(golden_paths):
             report = {"kind": "behaviour", "runId": f"run-{index}", "golden": {"path": golden_path, "hash": "h", "cases": 2}}
             connection.execute(

@@ -22,7 +22,7 @@ from evalcore.golden.loader import load_golden_set
 from evalcore.models.types import ModelSpec
 from evalcore.run_kinds import RUN_KINDS, RunOutcome, eligibility
 from evalcore.store.behaviour import last_green_report, list_runs, load_attempts, load_run
-from tests.builders import GOLDEN, STEADY
+from tests.builders import GOLDEN, STEADY, migrate_to
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -265,17 +265,9 @@ def test_a_model_is_one_column_however_its_script_path_is_spelt(tmp_path: Path, 
 
 def test_a_store_written_before_run_kinds_is_read_with_each_run_s_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Schema 13: an arm and a replay known only by their config's markers; `evalcore runs` and `drift` migrate it first."""
-    from evalcore.store.db import MIGRATIONS
-
     db = tmp_path / "old.duckdb"
     with duckdb.connect(str(db)) as connection:
-        connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        for version, migration in enumerate(MIGRATIONS[:13], start=1):
-            if callable(migration):
-                migration(connection)
-            else:
-                connection.execute(migration)
-            connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+        migrate_to(connection, 13)
         for run_id, config in (("plain", {}), ("arm", {"comparison_arm": "candidate"}), ("replayed", {"replay_of": "plain"})):
             connection.execute(
                 "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_fingerprint, "

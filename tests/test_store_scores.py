@@ -10,7 +10,8 @@ import duckdb
 
 from evalcore.records import AttemptRecord, AttemptScore, Score
 from evalcore.store import behaviour as store
-from evalcore.store.db import MIGRATIONS, SCHEMA_VERSION, connect
+from evalcore.store.db import SCHEMA_VERSION, connect
+from tests.builders import migrate_to
 
 OLD_COLUMNS = store.ATTEMPT_COLUMNS.replace(", error_kind", "")  # what a schema-3 store had
 
@@ -18,10 +19,7 @@ OLD_COLUMNS = store.ATTEMPT_COLUMNS.replace(", error_kind", "")  # what a schema
 def _schema_3_store(path: Path) -> list[tuple[object, ...]]:
     """A store as evalcore wrote it before attempt_scores: old columns, every kind of verdict, NULLs included."""
     connection = duckdb.connect(str(path))
-    connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for version, migration in enumerate(MIGRATIONS[:3], start=1):
-        connection.execute(migration)
-        connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+    migrate_to(connection, 3)
     connection.execute(
         "INSERT INTO behaviour_runs (run_id, started_at, status, run_date, golden_path, golden_hash, server_target, server_fingerprint, "
         "server_tools_json, models_json, runs, config_json, evalcore_version) "
@@ -119,14 +117,8 @@ FIRST_MESSAGES = [
 
 def test_schema_16_keeps_every_score_and_metric_and_gives_stored_attempts_the_system_prompt_a_new_write_gives(tmp_path):
     path = tmp_path / "old.duckdb"
-    connection = duckdb.connect(str(path))  # a store as evalcore wrote it at schema 15
-    connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for version, migration in enumerate(MIGRATIONS[:15], start=1):
-        if callable(migration):
-            migration(connection)
-        else:
-            connection.execute(migration)
-        connection.execute("INSERT INTO schema_version VALUES (?)", [version])
+    connection = duckdb.connect(str(path))
+    migrate_to(connection, 15)  # a store as evalcore wrote it at schema 15
     now = datetime(2026, 1, 1, tzinfo=UTC)
     for n, (transcript, _) in enumerate(FIRST_MESSAGES, start=1):
         connection.execute(
