@@ -2,7 +2,7 @@
 and a recording that `run --replay-run` replays.
 
 Scripted `sim/script` models make every attempt deterministic, so a run split over K shards and merged must store
-and report exactly what one unsharded run does, for K = 1, 3 and 7, errored attempts (a provider error scripted for
+and report exactly what one unsharded run does, for K = 1 and 3, errored attempts (a provider error scripted for
 one attempt of each model) included. A replay of the merged run serves the shards' recordings: the same tool catalog,
 and every call found (a call the recording lacked would be an errored attempt), so it stores what the merged run does,
 but for the target it names (the replayed run) and its config's `replay_of`.
@@ -40,7 +40,7 @@ from evalcore.store.shard_file import ShardContents, read_shard_file, write_shar
 from tests.builders import GOLDEN, STEADY, WRONG
 
 ROOT = Path(__file__).resolve().parents[1]
-COUNTS = (1, 3, 7)
+COUNTS = (1, 3)
 DATE = "2026-12-01"  # every shard of a plan stands for one date (the sim models read it)
 # Each model's script with one attempt failing like a provider that refuses the call (400: no retry): an errored attempt.
 STEADY_ERRORED = STEADY.replace("      5: {calls: [{name: get_customer", "      2: {error: 400}\n      5: {calls: [{name: get_customer")
@@ -54,7 +54,7 @@ def _read(path: Path) -> ShardContents:
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory, reference_url):
     """One unsharded run, and the same plan run as K shards (every shard its own `python -m evalcore run` process, all
-    K = 1, 3 and 7 at once) and merged: the folder, the unsharded run's report, and each K's shard folder and report."""
+    K = 1 and 3 at once) and merged: the folder, the unsharded run's report, and each K's shard folder and report."""
     workspace = tmp_path_factory.mktemp("shards")
     inputs = workspace / "inputs"
     inputs.mkdir()
@@ -197,14 +197,14 @@ def test_the_shards_split_the_attempts_and_write_nothing_but_their_files(sharded
     workspace, _, _ = sharded
     assert list((workspace / "runner").iterdir()) == []  # no store, no report in the shards' working directory
     counts = []
-    for path in sorted((workspace / "k7").iterdir()):
+    for path in sorted((workspace / "k3").iterdir()):
         contents = _read(path)
         identity, records = contents.identity, contents.records
-        assert identity["shard"] == int(path.name.split("-")[2]) and identity["plan"]["shards"] == 7
+        assert identity["shard"] == int(path.name.split("-")[2]) and identity["plan"]["shards"] == 3
         assert identity["version"] == FILE_VERSION and identity["exchanges"] == len(contents.exchanges) > 0
-        assert all(shard_of(r.model, r.case_id, r.attempt, 7) == identity["shard"] for r in records)
+        assert all(shard_of(r.model, r.case_id, r.attempt, 3) == identity["shard"] for r in records)
         counts.append(len(records))
-    assert sum(counts) == 30 and len(counts) == 7
+    assert sum(counts) == 30 and len(counts) == 3
 
 
 def test_shard_of_is_the_sha256_of_model_case_and_attempt_and_partitions_the_attempts():
@@ -255,7 +255,7 @@ def _refused(files: list[Path], db: Path, capsys, *options: str) -> str:
 def test_merge_refuses_what_is_not_one_whole_plan_and_stores_nothing(sharded, tmp_path, capsys):
     workspace, _, _ = sharded
     three = sorted((workspace / "k3").glob("*.parquet"))
-    seven = sorted((workspace / "k7").glob("*.parquet"))
+    (whole,) = (workspace / "k1").glob("*.parquet")  # the one shard of the same run split K = 1 ways
     db = tmp_path / "refused.duckdb"
 
     assert "missing" in _refused(three[:2], db, capsys) and "2/3" in _refused(three[:2], db, capsys)
@@ -265,8 +265,8 @@ def test_merge_refuses_what_is_not_one_whole_plan_and_stores_nothing(sharded, tm
     line = _refused([*three, twice], db, capsys)
     assert str(twice) in line and "again" in line
 
-    line = _refused([*three[:2], seven[2]], db, capsys)
-    assert str(seven[2]) in line and "another plan" in line and "shards" in line
+    line = _refused([*three[:2], whole], db, capsys)
+    assert str(whole) in line and "another plan" in line and "shards" in line
 
     truncated = tmp_path / "truncated.parquet"
     truncated.write_bytes(three[2].read_bytes()[: three[2].stat().st_size // 2])
