@@ -22,7 +22,9 @@ What this script does, in one process, side by side:
 
 It prints, per variant: the median and the largest spike, the batch it came at, the row groups left, the CPU per
 batch, the store file's size and how long one query reading every transcript takes (what the merges buy), and the
-load average. `--rows 0 --batches 700` grows a store from empty past a full row group.
+load average; then the CPU per batch at the start and at the end (what the store's growth costs a writer), and
+what a reader pays in a new process (its open, one run's attempts, a count per run). `--rows 0 --batches 700` grows
+a store from empty past a full row group; `--rows 0 --batches 5000`, to a million attempts (some 15 minutes).
 Run: `.venv/bin/python bench/store_batch_memory.py [--rows 122200] [--batches 20]`.
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -49,6 +52,16 @@ SELECT ?, 'openai/acme-chat-7b', 'case-' || (i // 5), (i % 5) + 1, md5((i // 5):
        || repeat(md5(i::VARCHAR || ?), ?) || '"}], "calls": []}',
        now(), 'You are a helpful assistant with tools.'
 FROM range(?, ?) r(i)
+"""
+
+
+# What a reader (the dashboard, `evalcore history`) pays, in a new process: CPU for the open, one run's attempts, a count per run.
+READS = """
+import sys, time, duckdb
+started = time.process_time(); connection = duckdb.connect(sys.argv[1], read_only=True); opened = time.process_time()
+connection.execute("SELECT count(*), avg(passed::INT) FROM attempts WHERE run_id = 'run-0'").fetchall(); one_run = time.process_time()
+connection.execute("SELECT run_id, count(*) FROM attempts GROUP BY 1").fetchall(); per_run = time.process_time()
+print(f"open {(opened - started) * 1000:.0f} ms, one run's attempts {(one_run - opened) * 1000:.0f} ms, a count per run {(per_run - one_run) * 1000:.0f} ms")
 """
 
 
@@ -95,7 +108,8 @@ def one_variant(folder: Path, label: str, args: argparse.Namespace, sampler: Pea
                 connection.execute("SET max_vacuum_tasks = 0")
             connection.execute("BEGIN TRANSACTION")
             first = args.rows + batch * args.batch_size
-            connection.execute(ATTEMPT_ROWS, [f"batch-{batch}", "b", repeats, first, first + args.batch_size])
+            # A run's attempts come in many batches: 100 batches a run, as at the peer workload's 100x.
+            connection.execute(ATTEMPT_ROWS, [f"run-{batch // 100}", "b", repeats, first, first + args.batch_size])
             connection.execute("COMMIT")
         cpu.append(time.process_time() - started)
         time.sleep(0.01)
@@ -106,10 +120,17 @@ def one_variant(folder: Path, label: str, args: argparse.Namespace, sampler: Pea
         connection.execute("SELECT model, case_id, count(*), avg(passed::INT), sum(length(transcript_json)) FROM attempts GROUP BY ALL").fetchall()
         scan_s = time.perf_counter() - started
     largest = max(spikes)
+    tenth = max(1, len(cpu) // 10)
     print(
         f"  {label:<10} spike per batch: median {statistics.median(spikes):6.1f} MB, largest {largest:6.1f} MB (batch {spikes.index(largest) + 1}); "
         f"{groups[0] if groups else 0} row groups after; {statistics.median(cpu) * 1000:.0f} ms CPU per batch; the file {db.stat().st_size / 1e6:.1f} MB, "
         f"a read of every transcript {scan_s * 1000:.0f} ms; load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    reads = subprocess.run([sys.executable, "-c", READS, str(db)], capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+    print(
+        f"  {'':<10} CPU per batch: {statistics.median(cpu[:tenth]) * 1000:.0f} ms over the first tenth, "
+        f"{statistics.median(cpu[-tenth:]) * 1000:.0f} ms over the last; a reader's, in a new process: {reads}",
         flush=True,
     )
 
