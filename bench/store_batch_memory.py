@@ -1,16 +1,16 @@
 """Benchmark: the memory one batch write of attempts takes, by the size of the store it goes to.
 
 A run stores its finished attempts in batches, each in an open of the store of its own (so that other processes
-can read the store meanwhile), and DuckDB checkpoints when the store closes. Since DuckDB 1.4 a write to a
-checkpointed table appends a row group of its own, and the checkpoint's vacuum merges small row groups into larger
+can read the store meanwhile), and DuckDB checkpoints when the store closes. In the DuckDB evalcore installs
+(2.0.1), a write to a checkpointed table appends a row group of its own, and the checkpoint's vacuum merges small row groups into larger
 ones, up to DuckDB's row-group size (122,880 rows): now and then a batch's checkpoint re-reads and rewrites a large
 row group whole. For `attempts`, whose transcripts are most of a store's bytes, that batch's memory spikes far above
 the others'.
 
 What this script does, in one process, side by side:
 
-- `attempts` prefilled with `--rows` synthetic attempts (transcripts of about `--transcript-bytes` each, JSON-like
-  text with a random part so that it compresses as real text does), in one statement (DuckDB's default row groups),
+- `attempts` prefilled with `--rows` synthetic attempts (transcripts of about `--transcript-bytes` each: a JSON
+  frame around the attempt's own hash, repeated to that length), in one statement (DuckDB's default row groups),
   in a store made and migrated by evalcore's own `connect`;
 - then `--batches` batches of `--batch-size` attempts, each through evalcore's `connect` (open, insert, commit,
   close: the checkpoint), as the runner's batch writer does;
@@ -24,7 +24,7 @@ It prints, per variant: the median and the largest spike, the batch it came at, 
 batch, the store file's size and how long one query reading every transcript takes (what the merges buy), and the
 load average; then the CPU per batch at the start and at the end (what the store's growth costs a writer), and
 what a reader pays in a new process (its open, one run's attempts, a count per run). `--rows 0 --batches 700` grows
-a store from empty past a full row group; `--rows 0 --batches 5000`, to a million attempts (some 15 minutes).
+a store from empty past a full row group; `--rows 0 --batches 5000`, to a million attempts (about 23 minutes on 2 cores).
 Run: `.venv/bin/python bench/store_batch_memory.py [--rows 122200] [--batches 20]`.
 """
 
