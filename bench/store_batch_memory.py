@@ -5,7 +5,8 @@ can read the store meanwhile), and DuckDB checkpoints when the store closes. In 
 (2.0.1), a write to a checkpointed table appends a row group of its own, and the checkpoint's vacuum merges small row groups into larger
 ones, up to DuckDB's row-group size (122,880 rows): now and then a batch's checkpoint re-reads and rewrites a large
 row group whole. For `attempts`, whose transcripts are most of a store's bytes, that batch's memory spikes far above
-the others'.
+the others' unless the checkpoint's memory is capped, as evalcore's store does (`CHECKPOINT_MEMORY` in
+`evalcore/store/db.py`).
 
 What this script does, in one process, side by side:
 
@@ -16,9 +17,11 @@ What this script does, in one process, side by side:
   close: the checkpoint), as the runner's batch writer does;
 - the anonymous memory of this process (the heaps: DuckDB's and Python's) sampled every 2 ms, and each batch's peak
   above what it started with;
-- once with DuckDB's defaults and once with `SET max_vacuum_tasks = 0` (no merging), for the comparison: merging
-  is what the spikes are. Turned off, every batch stays a row group of its own, never merged, and deleted rows are
-  never reclaimed; the file's size and a full read show what that costs at this size.
+- three variants: evalcore's store as it is (its closing checkpoint capped at `CHECKPOINT_MEMORY`); the same
+  with the checkpoint left to DuckDB's default memory limit (80% of the machine's), as before the cap; and with
+  `SET max_vacuum_tasks = 0` (no merging), which shows that merging is what the uncapped spikes are. Turned off,
+  every batch stays a row group of its own, never merged, and deleted rows are never reclaimed; the file's size
+  and a full read show what that costs at this size.
 
 It prints, per variant: the median and the largest spike, the batch it came at, the row groups left, the CPU per
 batch, the store file's size and how long one query reading every transcript takes (what the merges buy), and the
@@ -42,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evalcore.store import db as store_db  # noqa: E402
 from evalcore.store.db import connect  # noqa: E402
 
 ATTEMPT_ROWS = """
@@ -99,6 +103,9 @@ def one_variant(folder: Path, label: str, args: argparse.Namespace, sampler: Pea
     with connect(db) as connection:  # the real schema, migrated as a user's store is
         connection.execute(ATTEMPT_ROWS, ["prefill", "p", repeats, 0, args.rows])
     spikes, cpu = [], []
+    cap = store_db.CHECKPOINT_MEMORY
+    if label != "capped":  # the close checkpoints under DuckDB's default limit, as it did before the cap
+        store_db.CHECKPOINT_MEMORY = None
     for batch in range(args.batches):
         time.sleep(0.01)
         before = sampler.reset()
@@ -114,6 +121,7 @@ def one_variant(folder: Path, label: str, args: argparse.Namespace, sampler: Pea
         cpu.append(time.process_time() - started)
         time.sleep(0.01)
         spikes.append(sampler.peak - before)
+    store_db.CHECKPOINT_MEMORY = cap
     with connect(db, read_only=True) as connection:
         groups = connection.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('attempts')").fetchone()
         started = time.perf_counter()
@@ -141,6 +149,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20, help="batches written after (default 20)")
     parser.add_argument("--batch-size", type=int, default=200, help="attempts per batch (default 200, about what a run's batch holds)")
     parser.add_argument("--transcript-bytes", type=int, default=1800, help="about how long each transcript is (default 1,800, the peer workload's)")
+    parser.add_argument("--variants", default="capped,uncapped,no-vacuum", help="which of capped, uncapped, no-vacuum to run (default all three)")
     args = parser.parse_args()
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; {args.rows:,} attempts in the store, then "
@@ -149,7 +158,7 @@ def main() -> None:
     )
     sampler = PeakSampler()
     with tempfile.TemporaryDirectory(prefix="evalcore-batch-memory-") as name:
-        for label in ("default", "no-vacuum"):
+        for label in args.variants.split(","):
             one_variant(Path(name), label, args, sampler)
 
 

@@ -49,9 +49,11 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
+    from evalcore.malloc import limit_arenas
     from evalcore.processes import adopt_children
     from evalcore.redaction import redact_output_streams
 
+    limit_arenas()  # before any thread of the command starts
     redact_output_streams()  # what a command prints (also a background job's log) never carries a secret
     adopt_children()  # what this command starts ends with it (evalcore.processes)
     try:

@@ -152,3 +152,76 @@ def test_a_held_store_serves_every_connection_inside_and_is_closed_after(tmp_pat
         assert reader.execute("SELECT count(*) FROM notes").fetchone() == (2,)
     finally:
         reader.close()
+
+
+def _memory_limit(connection) -> str:
+    return connection.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+
+def test_the_last_writer_to_close_checkpoints_and_leaves_the_memory_limit_as_it_was(tmp_path):
+    """The close of a store after writing checkpoints under `CHECKPOINT_MEMORY`; nothing stays in the WAL, and a store
+    opened again in the same process has DuckDB's own memory limit."""
+    path = tmp_path / "e.duckdb"
+    fresh = duckdb.connect()
+    default_limit = _memory_limit(fresh)
+    fresh.close()
+    with connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text VARCHAR)")
+        connection.execute("INSERT INTO notes SELECT repeat('x', 200) FROM range(20000)")
+        assert _memory_limit(connection) == default_limit  # the writes themselves are never capped
+    assert not path.with_name(path.name + ".wal").exists()
+    with connect(path) as connection:
+        assert _memory_limit(connection) == default_limit
+        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (20000,)
+
+
+@pytest.mark.parametrize("headroom", [0, -(2**40)], ids=["none", "refused"])
+def test_the_tightest_cap_or_one_duckdb_refuses_loses_nothing(tmp_path, monkeypatch, headroom):
+    """With no headroom above what DuckDB holds, the checkpoint still completes; a limit DuckDB refuses leaves the close
+    to checkpoint uncapped. Either way every row is kept."""
+    import evalcore.store.db as db
+
+    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", headroom)
+    path = tmp_path / "e.duckdb"
+    with connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text VARCHAR)")
+        connection.execute("INSERT INTO notes SELECT repeat('x', 200) FROM range(20000)")
+    with connect(path, read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (20000,)
+
+
+def test_a_writer_still_open_in_another_thread_never_runs_under_the_cap(tmp_path):
+    """DuckDB shares one instance among a process's connections to a file, and its memory limit is the instance's:
+    when one thread's writer closes while another's is still writing, the cap must not reach the one still writing
+    (its write could then fail for memory); the last to close checkpoints."""
+    path = tmp_path / "e.duckdb"
+    with connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text VARCHAR)")
+    default_limit = None
+    opened, first_closed, limits, errors = threading.Event(), threading.Event(), [], []
+
+    def second() -> None:
+        try:
+            with connect(path) as connection:
+                opened.set()
+                assert first_closed.wait(120)
+                limits.append(_memory_limit(connection))
+                connection.execute("INSERT INTO notes VALUES ('second')")
+        except BaseException as exc:  # reported to the test's thread
+            errors.append(exc)
+            opened.set()
+
+    with connect(path) as connection:
+        default_limit = _memory_limit(connection)
+        other = threading.Thread(target=second)
+        other.start()
+        assert opened.wait(120)
+        connection.execute("INSERT INTO notes VALUES ('first')")
+    assert path.with_name(path.name + ".wal").exists()  # the first close did not checkpoint, so it set no cap
+    first_closed.set()
+    other.join(120)
+    assert not other.is_alive() and errors == []
+    assert limits == [default_limit]
+    assert not path.with_name(path.name + ".wal").exists()  # the last close checkpointed
+    with connect(path, read_only=True) as connection:
+        assert sorted(connection.execute("SELECT text FROM notes").fetchall()) == [("first",), ("second",)]

@@ -448,7 +448,7 @@ def held_open(path: Path) -> Iterator[None]:
         yield
     finally:
         del _HELD[key]
-        connection.close()
+        _close(connection, path, read_only=False)
 
 
 @contextlib.contextmanager
@@ -468,7 +468,10 @@ def connect(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyC
             _migrate(connection, path)
             yield cast(duckdb.DuckDBPyConnection, _RedactingConnection(connection))
     finally:
-        connection.close()
+        if held is not None:
+            connection.close()  # a cursor: the held connection's own close checkpoints
+        else:
+            _close(connection, path, read_only)
 
 
 def upgrade(path: Path) -> None:
@@ -561,6 +564,54 @@ def report_rows(path: Path, table: str) -> list[dict[str, Any]]:
     return rows
 
 
+# The memory DuckDB may use for the checkpoint that closes a store after writing. The checkpoint's vacuum merges a
+# table's small row groups (a batch's write appends one of its own) into larger ones, re-reading a large one whole
+# now and then; uncapped, DuckDB keeps what it reads in memory up to its default limit (80% of the machine's), and
+# one batch's close of a store holding some 100,000 attempts took 600 MB, of a million 1.8 GB. The checkpoint
+# streams through DuckDB's buffer pool, so a cap costs no CPU (`bench/store_batch_memory.py`). Only the checkpoint
+# is capped: the writes before it run under DuckDB's default, so a cap can never fail a write. None: no cap.
+CHECKPOINT_MEMORY: int | None = 32 * 1024 * 1024
+# Write connections this process has open, by resolved path: DuckDB shares one database instance between them, and a
+# memory limit is the instance's, so only the last one to close (the one whose close checkpoints) sets it, and no
+# open of the path can come between its cap and its close.
+_WRITERS: dict[str, int] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+def _close(connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+    """Close a connection `_open` made; the last write connection to a store checkpoints first, its memory capped."""
+    if read_only:
+        connection.close()
+        return
+    key = str(path.resolve())
+    with _WRITERS_LOCK:
+        _WRITERS[key] -= 1
+        if _WRITERS[key] == 0:
+            del _WRITERS[key]
+            _checkpoint_capped(connection)
+        connection.close()
+
+
+def _checkpoint_capped(connection: duckdb.DuckDBPyConnection) -> None:
+    """Checkpoint under `CHECKPOINT_MEMORY`. Everything is committed by now (in the WAL), so nothing is lost if DuckDB
+    cannot: it refuses a cap below what it holds pinned, and then the close checkpoints as it always did, uncapped."""
+    if CHECKPOINT_MEMORY is None:
+        return
+    try:
+        row = connection.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()
+        in_use = int(row[0] or 0) if row else 0
+        connection.execute(f"SET memory_limit = '{in_use + CHECKPOINT_MEMORY}B'")
+    except duckdb.Error:
+        return
+    try:
+        connection.execute("CHECKPOINT")
+    except duckdb.Error:
+        pass
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            connection.execute("RESET memory_limit")
+
+
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     """Open, waiting out another short-lived connection: another process's (DuckDB allows one writer process), or
     one of this process's own threads' in the other mode (DuckDB refuses a second configuration of an open file)."""
@@ -568,7 +619,13 @@ def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     delay = 0.01
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            if read_only:
+                return duckdb.connect(str(path), read_only=True)
+            with _WRITERS_LOCK:  # never onto an instance whose last writer is closing it under the cap
+                connection = duckdb.connect(str(path), read_only=False)
+                key = str(path.resolve())
+                _WRITERS[key] = _WRITERS.get(key, 0) + 1
+                return connection
         except (duckdb.IOException, duckdb.ConnectionException) as exc:
             busy = "lock" in str(exc).lower() or "different configuration" in str(exc).lower()
             if not busy or time.monotonic() > deadline:
