@@ -564,7 +564,8 @@ def report_rows(path: Path, table: str) -> list[dict[str, Any]]:
     return rows
 
 
-# The memory DuckDB may use for the checkpoint that closes a store after writing. The checkpoint's vacuum merges a
+# The memory DuckDB may use for the checkpoint that closes a store after writing, beyond what it holds when the
+# checkpoint starts (a transaction's data waiting to be written, say). The checkpoint's vacuum merges a
 # table's small row groups (a batch's write appends one of its own) into larger ones, re-reading a large one whole
 # now and then; uncapped, DuckDB keeps what it reads in memory up to its default limit (80% of the machine's), and
 # one batch's close of a store holding some 100,000 attempts took 600 MB, of a million 1.8 GB. The checkpoint
@@ -585,15 +586,16 @@ def _close(connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -
         return
     key = str(path.resolve())
     with _WRITERS_LOCK:
-        _WRITERS[key] -= 1
-        if _WRITERS[key] == 0:
-            del _WRITERS[key]
+        left = _WRITERS.pop(key, 1) - 1
+        if left > 0:
+            _WRITERS[key] = left
+        else:
             _checkpoint_capped(connection)
         connection.close()
 
 
 def _checkpoint_capped(connection: duckdb.DuckDBPyConnection) -> None:
-    """Checkpoint under `CHECKPOINT_MEMORY`. Everything is committed by now (in the WAL), so nothing is lost if DuckDB
+    """Checkpoint under a memory limit of what DuckDB holds plus `CHECKPOINT_MEMORY`. Everything is committed by now (in the WAL), so nothing is lost if DuckDB
     cannot: it refuses a cap below what it holds pinned, and then the close checkpoints as it always did, uncapped."""
     if CHECKPOINT_MEMORY is None:
         return
