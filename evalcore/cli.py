@@ -49,7 +49,7 @@ def build_parser(prog: str = "evalcore") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "evalcore") -> int:
-    from evalcore.malloc import limit_arenas
+    from evalcore.commands.malloc import limit_arenas
     from evalcore.processes import adopt_children
     from evalcore.redaction import redact_output_streams
 

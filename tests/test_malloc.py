@@ -1,4 +1,4 @@
-"""glibc's malloc arenas under `evalcore.malloc.limit_arenas`, counted by glibc itself (`malloc_stats`) in a new process."""
+"""glibc's malloc arenas under `evalcore.commands.malloc.limit_arenas`, counted by glibc itself (`malloc_stats`) in a new process."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="arena
 # Eight threads that each allocate from the C heap at once (objects over pymalloc's 512 bytes), then glibc's count of arenas.
 THREADS = """
 import ctypes, sys, threading
-from evalcore.malloc import limit_arenas
+from evalcore.commands.malloc import limit_arenas
 if sys.argv[1] == "limit":
     limit_arenas()
 barrier = threading.Barrier(8)
