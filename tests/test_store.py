@@ -158,34 +158,73 @@ def _memory_limit(connection) -> str:
     return connection.execute("SELECT current_setting('memory_limit')").fetchone()[0]
 
 
-def test_the_last_writer_to_close_checkpoints_and_leaves_the_memory_limit_as_it_was(tmp_path):
-    """The close of a store after writing checkpoints under `CHECKPOINT_MEMORY`; nothing stays in the WAL, and a store
-    opened again in the same process has DuckDB's own memory limit."""
-    path = tmp_path / "e.duckdb"
-    fresh = duckdb.connect()
-    default_limit = _memory_limit(fresh)
-    fresh.close()
+def _store_one_batch_short_of_a_full_row_group(path) -> None:
+    """A table of 122,000 rows (192-byte strings, some 23 MB) in one row group, then five batches of 200, each in an open
+    of its own (a row group each): the fifth's checkpoint carries the table past a full row group (122,880 rows), and
+    DuckDB's merge re-reads the large one."""
     with connect(path) as connection:
         connection.execute("CREATE TABLE notes (text VARCHAR)")
-        connection.execute("INSERT INTO notes SELECT repeat('x', 200) FROM range(20000)")
-        assert _memory_limit(connection) == default_limit  # the writes themselves are never capped
-    assert not path.with_name(path.name + ".wal").exists()
-    with connect(path) as connection:
-        assert _memory_limit(connection) == default_limit
-        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (20000,)
+        connection.execute("INSERT INTO notes SELECT repeat(md5(i::VARCHAR), 6) FROM range(122000) r(i)")
+    for _ in range(5):
+        with connect(path) as connection:
+            connection.execute("INSERT INTO notes SELECT repeat(md5(i::VARCHAR), 6) FROM range(200) r(i)")
 
 
-@pytest.mark.parametrize("headroom", [0, -(2**40)], ids=["none", "refused"])
-def test_the_tightest_cap_or_one_duckdb_refuses_loses_nothing(tmp_path, monkeypatch, headroom):
-    """With no headroom above what DuckDB holds, the checkpoint still completes; a limit DuckDB refuses leaves the close
-    to checkpoint uncapped. Either way every row is kept."""
+def test_the_checkpoint_after_a_write_runs_under_the_cap_and_leaves_the_limit_as_it_was(tmp_path, monkeypatch):
+    """What DuckDB holds right after the checkpoint that merges the large row group: uncapped, the blocks it re-read stay
+    in its buffer pool; capped, they were let go as it went. Either way the limit is DuckDB's own again after."""
     import evalcore.store.db as db
 
-    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", headroom)
+    held: dict[str, list[float]] = {"capped": [], "uncapped": []}
+    limits: list[str] = []
+    checkpoint_capped = db._checkpoint_capped
+
+    def observed(connection) -> bool:
+        usable = checkpoint_capped(connection)
+        if db.CHECKPOINT_MEMORY is None:  # the close would checkpoint uncapped: done here, to be seen
+            connection.execute("CHECKPOINT")
+        row = connection.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()
+        held["uncapped" if db.CHECKPOINT_MEMORY is None else "capped"].append(row[0] / 1e6)
+        limits.append(_memory_limit(connection))
+        return usable
+
+    monkeypatch.setattr(db, "_checkpoint_capped", observed)
+    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", 8 * 1024 * 1024)
+    _store_one_batch_short_of_a_full_row_group(tmp_path / "capped.duckdb")
+    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", None)
+    _store_one_batch_short_of_a_full_row_group(tmp_path / "uncapped.duckdb")
+    fresh = duckdb.connect()
+    assert set(limits) == {_memory_limit(fresh)}
+    fresh.close()
+    assert held["uncapped"][-1] > 10  # the merge's blocks, some 14 MB
+    assert held["capped"][-1] < 8
+    with connect(tmp_path / "capped.duckdb", read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (123000,)
+
+
+def test_a_checkpoint_duckdb_gives_up_under_the_cap_is_made_uncapped(tmp_path, monkeypatch):
+    """Under too tight a cap DuckDB gives the merge up and its instance with it (a "fatal" error): the close checkpoints
+    again in a new instance, uncapped, so no WAL is left behind and every row is kept."""
+    import evalcore.store.db as db
+
+    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", 1024 * 1024)
+    path = tmp_path / "e.duckdb"
+    _store_one_batch_short_of_a_full_row_group(path)
+    assert not path.with_name(path.name + ".wal").exists()
+    with connect(path, read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (123000,)
+
+
+def test_a_cap_duckdb_refuses_loses_nothing(tmp_path, monkeypatch):
+    """A limit DuckDB refuses (below what it holds) leaves the close to checkpoint uncapped; every row is kept."""
+    import evalcore.store.db as db
+
+    monkeypatch.setattr(db, "CHECKPOINT_MEMORY", -(2**40))
     path = tmp_path / "e.duckdb"
     with connect(path) as connection:
         connection.execute("CREATE TABLE notes (text VARCHAR)")
         connection.execute("INSERT INTO notes SELECT repeat('x', 200) FROM range(20000)")
+    assert not path.with_name(path.name + ".wal").exists()
     with connect(path, read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM notes").fetchone() == (20000,)
 

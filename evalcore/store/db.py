@@ -589,29 +589,37 @@ def _close(connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -
         left = _WRITERS.pop(key, 1) - 1
         if left > 0:
             _WRITERS[key] = left
-        else:
-            _checkpoint_capped(connection)
+            connection.close()
+            return
+        checkpointed = _checkpoint_capped(connection)
         connection.close()
+        if not checkpointed:
+            # DuckDB gave up the checkpoint under the cap, which leaves its instance unusable (a "fatal" error):
+            # what was written is in the WAL, and a new instance checkpoints it uncapped, as a close always did.
+            with contextlib.suppress(duckdb.Error), contextlib.closing(duckdb.connect(str(path))) as again:
+                again.execute("CHECKPOINT")
 
 
-def _checkpoint_capped(connection: duckdb.DuckDBPyConnection) -> None:
-    """Checkpoint under a memory limit of what DuckDB holds plus `CHECKPOINT_MEMORY`. Everything is committed by now (in the WAL), so nothing is lost if DuckDB
-    cannot: it refuses a cap below what it holds pinned, and then the close checkpoints as it always did, uncapped."""
+def _checkpoint_capped(connection: duckdb.DuckDBPyConnection) -> bool:
+    """Checkpoint under a memory limit of what DuckDB holds plus `CHECKPOINT_MEMORY`; whether the store is usable
+    after. Everything is committed by now (in the WAL), so a checkpoint DuckDB gives up loses nothing; a cap it
+    refuses (below what it holds pinned) leaves the checkpoint to the close, uncapped, as before."""
     if CHECKPOINT_MEMORY is None:
-        return
+        return True
     try:
         row = connection.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()
         in_use = int(row[0] or 0) if row else 0
         connection.execute(f"SET memory_limit = '{in_use + CHECKPOINT_MEMORY}B'")
     except duckdb.Error:
-        return
+        return True
     try:
         connection.execute("CHECKPOINT")
     except duckdb.Error:
-        pass
+        return False
     finally:
         with contextlib.suppress(duckdb.Error):
             connection.execute("RESET memory_limit")
+    return True
 
 
 def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
