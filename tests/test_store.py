@@ -216,7 +216,7 @@ def test_a_checkpoint_duckdb_gives_up_under_the_cap_is_made_uncapped(tmp_path, m
 
 
 def test_a_cap_duckdb_refuses_loses_nothing(tmp_path, monkeypatch):
-    """A limit DuckDB refuses (below what it holds) leaves the close to checkpoint uncapped; every row is kept."""
+    """A limit DuckDB refuses (below what it holds: here 1 byte) leaves the close to checkpoint uncapped; every row is kept."""
     import evalcore.store.db as db
 
     monkeypatch.setattr(db, "CHECKPOINT_MEMORY", -(2**40))

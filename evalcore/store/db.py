@@ -609,7 +609,8 @@ def _checkpoint_capped(connection: duckdb.DuckDBPyConnection) -> bool:
     try:
         row = connection.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()
         in_use = int(row[0] or 0) if row else 0
-        connection.execute(f"SET memory_limit = '{in_use + CHECKPOINT_MEMORY}B'")
+        limit = max(1, in_use + CHECKPOINT_MEMORY)  # DuckDB reads a negative limit as none at all
+        connection.execute(f"SET memory_limit = '{limit}B'")
     except duckdb.Error:
         return True
     try:
